@@ -1,0 +1,5 @@
+"""Entry point for `python -m hubwatch`."""
+
+from hubwatch.cli import main
+
+main()

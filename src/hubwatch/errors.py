@@ -1,0 +1,114 @@
+"""Every exception hubwatch raises, in one tree.
+
+    HubwatchError
+    ├── InvalidRepoId            a repo id that is empty, too long or unsafe (`../x`)
+    ├── ConfigError              settings that cannot work (bad database URL…)
+    ├── NotTracked               a repo the store does not know
+    ├── UnknownRevision          a revision the store (or source) does not know
+    ├── SourceError              anything a RevisionSource raises
+    │   ├── RepoNotFound         404 / deleted / no such git remote
+    │   ├── RevisionNotFound     branch, tag or sha unknown upstream
+    │   ├── EntryNotFound        file missing at that revision
+    │   ├── AuthError            401 / 403 without a more precise reason
+    │   │   └── RepoGated        gated repo, token lacks access
+    │   ├── RepoDisabled         disabled by the Hub
+    │   ├── RateLimited          429; carries retry_after seconds
+    │   ├── SourceUnavailable    5xx, timeouts, dropped connections: worth retrying
+    │   ├── ContentUnavailable   bytes not readable here (an LFS pointer in a git mirror)
+    │   └── ContentTooLarge      a file or header over its size cap
+    └── StoreError               the database refused something
+"""
+
+from __future__ import annotations
+
+
+class HubwatchError(Exception):
+    """Base of every hubwatch error; its message is one line meant for a user."""
+
+
+class InvalidRepoId(HubwatchError):
+    """A repo id that is not `org/name` with safe characters."""
+
+
+class ConfigError(HubwatchError):
+    """Settings that cannot work."""
+
+
+class NotTracked(HubwatchError):
+    """The repo is not tracked."""
+
+
+class UnknownRevision(HubwatchError):
+    """No stored revision matches."""
+
+
+class SourceError(HubwatchError):
+    """Base of errors raised by a RevisionSource."""
+
+    #: whether trying the same call again later may succeed
+    transient: bool = False
+    #: whether, met while reading one file, it is recorded against that file; otherwise it
+    #: concerns the whole repo (auth, deletion) or is transient, and aborts the revision
+    per_file: bool = True
+
+
+class RepoNotFound(SourceError):
+    """The repository does not exist (or is invisible to this token)."""
+
+    per_file = False
+
+
+class RevisionNotFound(SourceError):
+    """The branch, tag or commit does not exist in the repository."""
+
+    per_file = False
+
+
+class EntryNotFound(SourceError):
+    """The file does not exist at that revision."""
+
+
+class AuthError(SourceError):
+    """The source refused our credentials (401/403)."""
+
+    per_file = False
+
+
+class RepoGated(AuthError):
+    """The repository is gated and this token has not been granted access."""
+
+
+class RepoDisabled(SourceError):
+    """The Hub disabled the repository."""
+
+    per_file = False
+
+
+class RateLimited(SourceError):
+    """The source asked us to slow down."""
+
+    transient = True
+    per_file = False
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class SourceUnavailable(SourceError):
+    """A server error, timeout or dropped connection."""
+
+    transient = True
+    per_file = False
+
+
+class ContentUnavailable(SourceError):
+    """The bytes cannot be read from this source (an LFS pointer in a git mirror)."""
+
+
+class ContentTooLarge(SourceError):
+    """A file or header is larger than its configured cap."""
+
+
+class StoreError(HubwatchError):
+    """The store could not complete an operation."""

@@ -1,0 +1,43 @@
+"""configure_logging(): the only place the structlog processor chain is built."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import MutableMapping
+from typing import Any
+
+import structlog
+
+# Keys whose values must never reach a log line, whatever a caller passes.
+_SECRET_KEYS = frozenset({"token", "hf_token", "authorization", "password", "secret", "api_token"})
+
+
+def redact_secrets(
+    _logger: object, _name: str, event: MutableMapping[str, Any]
+) -> MutableMapping[str, Any]:
+    """Replace the values of secret-looking keys with a fixed marker."""
+    for key in list(event):
+        if key.lower() in _SECRET_KEYS:
+            event[key] = "<redacted>"
+    return event
+
+
+def configure_logging(level: str = "INFO", json: bool = False) -> None:
+    """Send structured logs to stderr, as JSON lines or for a console."""
+    renderer: structlog.typing.Processor = (
+        structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer(colors=False)
+    )
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            redact_secrets,
+            structlog.processors.format_exc_info,
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        cache_logger_on_first_use=False,
+    )

@@ -1,0 +1,60 @@
+"""Builds the store, the sources and the tracker from Settings; the one place they are wired."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from hubwatch.models import SourceKind
+from hubwatch.settings import Settings
+from hubwatch.store.base import Store
+from hubwatch.store.sql import SqlStore
+from hubwatch.tracker.git import GitSource
+from hubwatch.tracker.hub import HubSource
+from hubwatch.tracker.poll import Tracker
+from hubwatch.tracker.retry import RetryPolicy
+from hubwatch.tracker.snapshot import Limits
+from hubwatch.tracker.source import RevisionSource
+
+
+@dataclass
+class Runtime:
+    """What a command needs: the started store and a tracker over all sources."""
+
+    settings: Settings
+    store: Store
+    tracker: Tracker
+    sources: dict[SourceKind, RevisionSource]
+
+
+def open_store(settings: Settings) -> Store:
+    """A started store (migrations applied) for the configured database."""
+    if settings.database_url is None:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+    store = SqlStore(settings.resolved_database_url())
+    store.start()
+    return store
+
+
+@contextmanager
+def runtime(settings: Settings) -> Iterator[Runtime]:
+    """Open everything for one command and close it afterwards."""
+    store = open_store(settings)
+    token = settings.hf_token.get_secret_value() if settings.hf_token else None
+    sources: dict[SourceKind, RevisionSource] = {
+        SourceKind.HUB: HubSource(settings.hf_endpoint, token, settings.http_timeout_s),
+        SourceKind.GIT: GitSource(settings.mirrors_dir, settings.git_timeout_s),
+    }
+    tracker = Tracker(
+        store,
+        sources,
+        Limits(settings.max_file_bytes, settings.max_header_bytes),
+        RetryPolicy(attempts=settings.retries, max_wait_s=settings.retry_max_wait_s),
+    )
+    try:
+        yield Runtime(settings, store, tracker, sources)
+    finally:
+        for source in sources.values():
+            source.close()
+        store.close()

@@ -1,0 +1,64 @@
+"""hubwatch's settings: one pydantic Settings object, read from HUBWATCH_* (and HF_*) variables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import platformdirs
+from pydantic import AliasChoices, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+MiB = 1024 * 1024
+
+
+def default_data_dir() -> Path:
+    """The platform's per-user data directory for hubwatch."""
+    return Path(platformdirs.user_data_dir("hubwatch", appauthor=False))
+
+
+class Settings(BaseSettings):
+    """All settings; every field is documented in the README's settings table."""
+
+    model_config = SettingsConfigDict(env_prefix="HUBWATCH_", env_file=".env", extra="ignore")
+
+    data_dir: Path = Field(default_factory=default_data_dir)
+    """Where the SQLite database and git mirrors live."""
+    database_url: SecretStr | None = None
+    """SQLAlchemy URL; default sqlite in data_dir. Postgres: postgresql+psycopg://user@host/db."""
+    hf_endpoint: str = Field(
+        default="https://huggingface.co",
+        validation_alias=AliasChoices("HUBWATCH_HF_ENDPOINT", "HF_ENDPOINT"),
+    )
+    """Base URL of the Hub (or a mirror)."""
+    hf_token: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("HUBWATCH_HF_TOKEN", "HF_TOKEN")
+    )
+    """Hub token for private and gated repos. Never logged."""
+    max_file_bytes: int = Field(default=32 * MiB, gt=0)
+    """Files larger than this are recorded as over the cap and not read."""
+    max_header_bytes: int = Field(default=100 * MiB, gt=0)
+    """safetensors headers claiming more than this are recorded as over the cap and not read."""
+    poll_interval_s: float = Field(default=600.0, gt=0)
+    """Seconds between two polls of the tracked repos by `hubwatch poll`."""
+    http_timeout_s: float = Field(default=30.0, gt=0)
+    """Timeout of one HTTP request to the Hub."""
+    retries: int = Field(default=5, ge=0)
+    """How often a transient source error (429, 5xx, timeout) is retried before giving up."""
+    retry_max_wait_s: float = Field(default=60.0, gt=0)
+    """Longest single wait between retries (Retry-After is honoured up to this)."""
+    git_timeout_s: float = Field(default=600.0, gt=0)
+    """Timeout of one git command (clone and fetch of large mirrors take a while)."""
+    log_level: str = "INFO"
+    """DEBUG, INFO, WARNING or ERROR."""
+    log_json: bool = False
+    """JSON log lines instead of the console renderer."""
+
+    def resolved_database_url(self) -> str:
+        """The database URL to use: the setting, or SQLite in data_dir."""
+        if self.database_url is not None:
+            return self.database_url.get_secret_value()
+        return f"sqlite:///{self.data_dir / 'hubwatch.db'}"
+
+    @property
+    def mirrors_dir(self) -> Path:
+        return self.data_dir / "mirrors"

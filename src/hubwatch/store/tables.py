@@ -1,0 +1,94 @@
+"""SQLModel table definitions (table=True only); the schema Alembic migrates."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import JSON, BigInteger, Column, DateTime, Index, LargeBinary, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+metadata = SQLModel.metadata
+
+
+class RepoRow(SQLModel, table=True):
+    """A tracked repository."""
+
+    __tablename__ = "repo"
+
+    id: int | None = Field(default=None, primary_key=True)
+    repo_id: str = Field(max_length=200, unique=True)
+    source: str = Field(max_length=16)
+    url: str | None = Field(default=None, max_length=2000)
+    branch: str = Field(default="main", max_length=255)
+    state: str = Field(default="active", max_length=16)
+    head_sha: str | None = Field(default=None, max_length=64)
+    renamed_to: str | None = Field(default=None, max_length=200)
+    added_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
+    last_polled_at: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True)))
+    last_error: str | None = None
+
+
+class RevisionRow(SQLModel, table=True):
+    """One commit of a tracked repo, with its metadata."""
+
+    __tablename__ = "revision"
+    __table_args__ = (UniqueConstraint("repo_pk", "sha", name="uq_revision_repo_sha"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    repo_pk: int = Field(foreign_key="repo.id", ondelete="CASCADE", index=True)
+    sha: str = Field(max_length=64, index=True)
+    parents: list[str] = Field(sa_column=Column(JSON, nullable=False))
+    committed_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
+    authors: list[str] = Field(sa_column=Column(JSON, nullable=False))
+    title: str
+    message: str
+    changed: list[str] = Field(sa_column=Column(JSON, nullable=False))
+    reachable: bool = True
+    card: dict[str, object] | None = Field(default=None, sa_column=Column(JSON))
+    card_error: str | None = None
+    recorded_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
+
+
+class FileRow(SQLModel, table=True):
+    """One file in a revision's tree, and what became of reading it."""
+
+    __tablename__ = "file_entry"
+    __table_args__ = (
+        Index("ix_file_entry_blob", "blob_id", "path"),
+        Index("ix_file_entry_lfs", "lfs_sha256"),
+    )
+
+    revision_pk: int = Field(foreign_key="revision.id", ondelete="CASCADE", primary_key=True)
+    path: str = Field(primary_key=True, max_length=1024)
+    size: int = Field(sa_column=Column(BigInteger, nullable=False))
+    blob_id: str = Field(max_length=64)
+    lfs_sha256: str | None = Field(default=None, max_length=64)
+    content_sha256: str | None = Field(default=None, max_length=64)
+    content_status: str | None = Field(default=None, max_length=16)
+    content_error: str | None = None
+    header_sha256: str | None = Field(default=None, max_length=64)
+    header_status: str | None = Field(default=None, max_length=16)
+    header_error: str | None = None
+
+
+class BlobRow(SQLModel, table=True):
+    """Bytes addressed by their sha256: a file unchanged over many revisions is stored once."""
+
+    __tablename__ = "blob"
+
+    sha256: str = Field(primary_key=True, max_length=64)
+    size: int
+    data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+
+
+class EventRow(SQLModel, table=True):
+    """Something that happened to a tracked repo besides a new revision."""
+
+    __tablename__ = "event"
+
+    id: int | None = Field(default=None, primary_key=True)
+    repo_pk: int = Field(foreign_key="repo.id", ondelete="CASCADE", index=True)
+    kind: str = Field(max_length=32)
+    sha: str | None = Field(default=None, max_length=64)
+    detail: str
+    at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))

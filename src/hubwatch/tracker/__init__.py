@@ -1,0 +1,1 @@
+"""Reading repositories revision by revision: sources, snapshots and the poll loop."""

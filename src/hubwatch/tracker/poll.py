@@ -1,0 +1,184 @@
+"""Tracking: backfill a repo's history oldest first, then poll it for new revisions and events."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import partial
+
+import structlog
+
+from hubwatch.errors import (
+    AuthError,
+    HubwatchError,
+    RepoDisabled,
+    RepoGated,
+    RepoNotFound,
+    SourceError,
+)
+from hubwatch.models import CommitInfo, CommitSha, EventKind, RepoEvent, RepoRef, SourceKind
+from hubwatch.store.base import RepoState, Store, TrackedRepo
+from hubwatch.tracker.retry import RetryPolicy
+from hubwatch.tracker.snapshot import Limits, take_snapshot
+from hubwatch.tracker.source import RevisionSource
+
+log = structlog.get_logger(__name__)
+
+Progress = Callable[[int, int, CommitInfo], None]
+"""Called after each stored revision with (done, total, commit)."""
+
+
+@dataclass
+class PollResult:
+    """What one poll of one repo did."""
+
+    repo_id: str
+    new: list[CommitSha] = field(default_factory=list)
+    unreachable: list[CommitSha] = field(default_factory=list)
+    events: list[RepoEvent] = field(default_factory=list)
+    error: str | None = None
+    idle: bool = False
+    """Nothing upstream changed since the last poll (one cheap request)."""
+
+
+class Tracker:
+    """Keeps the store's history of each tracked repo in step with its source."""
+
+    def __init__(
+        self,
+        store: Store,
+        sources: Mapping[SourceKind, RevisionSource],
+        limits: Limits | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self._store = store
+        self._sources = sources
+        self._limits = limits or Limits()
+        self._retry = retry or RetryPolicy()
+
+    def _source(self, repo: RepoRef) -> RevisionSource:
+        try:
+            return self._sources[repo.source]
+        except KeyError:
+            raise HubwatchError(f"no {repo.source.value} source is configured") from None
+
+    def track(self, repo: RepoRef, progress: Progress | None = None) -> PollResult:
+        """Start tracking `repo` and backfill its whole history; idempotent."""
+        source = self._source(repo)
+        # Check it exists before storing anything, so a typo leaves no trace in the store.
+        self._retry.call(lambda: source.status(repo), f"{repo.repo_id} status")
+        self._store.add_repo(repo)
+        return self.poll(repo.repo_id, progress)
+
+    def poll(self, repo_id: str, progress: Progress | None = None) -> PollResult:
+        """Bring one tracked repo up to date; never raises SourceError (it is recorded)."""
+        tracked = self._store.get_repo(repo_id)
+        result = PollResult(repo_id)
+        structlog.contextvars.bind_contextvars(repo=repo_id)
+        try:
+            self._poll(tracked, result, progress)
+        except SourceError as exc:
+            result.error = str(exc)
+            self._store.update_repo(repo_id, polled_at=_now(), error=result.error)
+            self._event(tracked, result, EventKind.POLL_FAILED, result.error)
+            log.warning("poll_failed", error=result.error)
+        finally:
+            structlog.contextvars.unbind_contextvars("repo")
+        return result
+
+    def poll_all(self) -> list[PollResult]:
+        """Poll every tracked repo once; one repo's failure does not stop the others."""
+        return [self.poll(tracked.ref.repo_id) for tracked in self._store.list_repos()]
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _poll(self, tracked: TrackedRepo, result: PollResult, progress: Progress | None) -> None:
+        repo = tracked.ref
+        source = self._source(repo)
+        retry = self._retry
+        try:
+            status = retry.call(lambda: source.status(repo), f"{repo.repo_id} status")
+        except RepoNotFound as exc:
+            self._set_state(tracked, result, RepoState.DELETED, EventKind.REPO_DELETED, str(exc))
+            return
+        except RepoDisabled as exc:
+            self._set_state(tracked, result, RepoState.DISABLED, EventKind.REPO_DISABLED, str(exc))
+            return
+
+        if status.repo_id != repo.repo_id and tracked.renamed_to != status.repo_id:
+            self._store.update_repo(repo.repo_id, renamed_to=status.repo_id)
+            self._event(tracked, result, EventKind.REPO_RENAMED,
+                        f"{repo.repo_id} now redirects to {status.repo_id}")
+        if status.gated and tracked.state != RepoState.GATED:
+            self._set_state(tracked, result, RepoState.GATED, EventKind.REPO_GATED,
+                            f"{repo.repo_id} became gated")
+        elif not status.gated and tracked.state != RepoState.ACTIVE:
+            kind = EventKind.REPO_UNGATED if tracked.state == RepoState.GATED else (
+                EventKind.REPO_RESTORED)
+            self._set_state(tracked, result, RepoState.ACTIVE, kind,
+                            f"{repo.repo_id} is readable again")
+
+        known = self._store.known_shas(repo.repo_id)
+        if tracked.head == status.head and known.get(status.head):
+            result.idle = True
+            self._store.update_repo(repo.repo_id, polled_at=_now(), clear_error=True)
+            log.debug("poll_idle", head=status.head)
+            return
+
+        commits = retry.call(lambda: source.list_commits(repo), f"{repo.repo_id} commits")
+        listed = {commit.sha for commit in commits}
+        gone = [sha for sha, reachable in known.items() if reachable and sha not in listed]
+        back = [sha for sha, reachable in known.items() if not reachable and sha in listed]
+        if gone:
+            self._store.set_reachable(repo.repo_id, gone, False)
+            result.unreachable = gone
+            self._event(tracked, result, EventKind.HISTORY_REWRITTEN,
+                        f"{len(gone)} recorded revision(s) no longer reachable from "
+                        f"{repo.branch}; they are kept", sha=gone[0])
+        if back:
+            self._store.set_reachable(repo.repo_id, back, True)
+
+        todo = [commit for commit in reversed(commits) if commit.sha not in known]
+        for done, commit in enumerate(todo, 1):
+            structlog.contextvars.bind_contextvars(sha=commit.sha)
+            try:
+                snapshot = retry.call(
+                    partial(take_snapshot, source, repo, commit, self._store, self._limits),
+                    f"{repo.repo_id}@{commit.sha[:12]}",
+                )
+            except AuthError as exc:
+                if isinstance(exc, RepoGated) and tracked.state != RepoState.GATED:
+                    self._set_state(tracked, result, RepoState.GATED, EventKind.REPO_GATED,
+                                    str(exc))
+                raise
+            finally:
+                structlog.contextvars.unbind_contextvars("sha")
+            if self._store.add_revision(repo.repo_id, snapshot):
+                result.new.append(commit.sha)
+                log.info("revision_detected", sha=commit.sha, title=commit.title[:80])
+            if progress:
+                progress(done, len(todo), commit)
+        self._store.update_repo(repo.repo_id, head=status.head, polled_at=_now(), clear_error=True)
+
+    def _set_state(
+        self, tracked: TrackedRepo, result: PollResult, state: RepoState, kind: EventKind,
+        detail: str,
+    ) -> None:
+        repo_id = tracked.ref.repo_id
+        if tracked.state != state:
+            self._event(tracked, result, kind, detail)
+        self._store.update_repo(repo_id, state=state, polled_at=_now(), clear_error=True)
+
+    def _event(
+        self, tracked: TrackedRepo, result: PollResult, kind: EventKind, detail: str, *,
+        sha: CommitSha | None = None,
+    ) -> None:
+        event = RepoEvent(kind, detail, sha, _now())
+        self._store.add_event(tracked.ref.repo_id, event)
+        result.events.append(event)
+        log.info(kind.value, detail=detail)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)

@@ -1,0 +1,61 @@
+"""Which files of a revision matter enough to store their content."""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+
+# Exact file names (in any folder: processors and sub-models keep their own configs).
+_NAMES = frozenset(
+    {
+        "config.json",
+        "generation_config.json",
+        "tokenizer_config.json",
+        "special_tokens_map.json",
+        "tokenizer.json",
+        "added_tokens.json",
+        "vocab.json",
+        "vocab.txt",
+        "merges.txt",
+        "tokenizer.model",
+        "spiece.model",
+        "sentencepiece.bpe.model",
+        "chat_template.jinja",
+        "chat_template.json",
+        "preprocessor_config.json",
+        "processor_config.json",
+        "video_preprocessor_config.json",
+        "feature_extractor_config.json",
+        "image_processor_config.json",
+    }
+)
+_PATTERNS = (
+    "*.safetensors.index.json",
+    "*.bin.index.json",
+    "*.py",
+    "requirements*.txt",
+    "*.jinja",
+)
+MODEL_CARD = "README.md"
+
+
+def is_tracked_content(path: str) -> bool:
+    """Whether the content of `path` is stored with each revision."""
+    name = posixpath.basename(path)
+    if name in _NAMES:
+        return True
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in _PATTERNS)
+
+
+def is_safetensors(path: str) -> bool:
+    """Whether `path` is a safetensors weight file whose header is recorded."""
+    return path.endswith(".safetensors")
+
+
+def is_json(path: str) -> bool:
+    return path.endswith(".json")
+
+
+def is_text(path: str) -> bool:
+    """Files that must decode as UTF-8 (binary tokenizer models excluded)."""
+    return not path.endswith(".model")

@@ -1,0 +1,144 @@
+"""Taking a snapshot of one revision: file list, the contents that matter, safetensors headers."""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from hubwatch.errors import ContentTooLarge, SourceError
+from hubwatch.models import CommitInfo, FileEntry, ReadResult, ReadStatus, RepoRef, Snapshot
+from hubwatch.store.base import KnownContent
+from hubwatch.tracker.card import parse_front_matter
+from hubwatch.tracker.safetensors import read_header
+from hubwatch.tracker.select import MODEL_CARD, is_json, is_safetensors, is_text, is_tracked_content
+from hubwatch.tracker.source import RevisionSource
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Size caps applied to what is read from upstream."""
+
+    max_file_bytes: int = 32 * 1024 * 1024
+    max_header_bytes: int = 100 * 1024 * 1024
+
+
+def take_snapshot(
+    source: RevisionSource,
+    repo: RepoRef,
+    commit: CommitInfo,
+    known: KnownContent,
+    limits: Limits,
+) -> Snapshot:
+    """Read everything recorded about `commit`, reusing what `known` already holds.
+
+    Non-transient read failures are recorded in the snapshot; transient ones (rate limits,
+    dropped connections) propagate so the caller can retry the revision as a whole.
+    """
+    files = source.list_files(repo, commit.sha)
+    by_path = {entry.path: entry for entry in files}
+
+    contents: dict[str, ReadResult] = {}
+    for entry in files:
+        if entry.path == MODEL_CARD or is_tracked_content(entry.path):
+            contents[entry.path] = known.content(entry.path, entry.blob_id) or _read_content(
+                source, repo, commit, entry, limits.max_file_bytes
+            )
+
+    headers: dict[str, ReadResult] = {}
+    for entry in files:
+        if is_safetensors(entry.path):
+            object_id = entry.lfs_sha256 or entry.blob_id
+            headers[entry.path] = known.header(object_id) or read_header(
+                source, repo, commit.sha, entry, limits.max_header_bytes
+            )
+    for index_path, missing in _missing_shards(contents, by_path, known.blob).items():
+        contents[index_path] = ReadResult(
+            ReadStatus.INVALID,
+            data=contents[index_path].data,
+            sha256=contents[index_path].sha256,
+            error=f"{index_path} lists shards missing from the repo: {', '.join(missing[:5])}",
+        )
+
+    card, card_error = _card(contents.get(MODEL_CARD), known.blob)
+    return Snapshot(commit, tuple(files), contents, headers, card, card_error)
+
+
+def _read_content(
+    source: RevisionSource, repo: RepoRef, commit: CommitInfo, entry: FileEntry, cap: int
+) -> ReadResult:
+    if entry.size > cap:
+        return ReadResult(ReadStatus.OVER_CAP, error=f"{entry.path}: {entry.size} bytes, over "
+                          f"the cap of {cap}")
+    try:
+        data = source.read_file(repo, commit.sha, entry.path, cap)
+    except ContentTooLarge as exc:
+        return ReadResult(ReadStatus.OVER_CAP, error=str(exc))
+    except SourceError as exc:
+        if not exc.per_file:
+            raise
+        return ReadResult(ReadStatus.ERROR, error=f"{entry.path}: {exc}")
+    return ReadResult(*_check_content(entry.path, data))
+
+
+def _check_content(path: str, data: bytes) -> tuple[ReadStatus, bytes, str | None]:
+    """Keep the bytes whatever they are, but say when they are not what the name promises."""
+    if not is_text(path):
+        return ReadStatus.STORED, data, None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return ReadStatus.INVALID, data, f"{path} is not UTF-8 (byte {exc.start})"
+    if is_json(path):
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as exc:
+            return ReadStatus.INVALID, data, f"{path} is not valid JSON: {exc.msg} at line " \
+                f"{exc.lineno} column {exc.colno}"
+        except RecursionError:
+            return ReadStatus.INVALID, data, f"{path} is nested too deeply to parse"
+    return ReadStatus.STORED, data, None
+
+
+def _bytes_of(result: ReadResult | None, load: Callable[..., bytes]) -> bytes | None:
+    if result is None or result.status not in (ReadStatus.STORED, ReadStatus.INVALID):
+        return None
+    if result.data is not None:
+        return result.data
+    return load(result.sha256) if result.sha256 else None
+
+
+def _missing_shards(
+    contents: dict[str, ReadResult], by_path: dict[str, FileEntry], load: Callable[..., bytes]
+) -> dict[str, list[str]]:
+    """Shards named in a *.safetensors.index.json weight_map that are not in the tree."""
+    missing: dict[str, list[str]] = {}
+    for path, result in contents.items():
+        if not path.endswith(".safetensors.index.json") or result.status != ReadStatus.STORED:
+            continue
+        raw = _bytes_of(result, load)
+        try:
+            weight_map = json.loads(raw or b"{}").get("weight_map", {})
+        except (json.JSONDecodeError, AttributeError):
+            continue
+        if not isinstance(weight_map, dict):
+            continue
+        folder = posixpath.dirname(path)
+        shards = {posixpath.join(folder, str(name)) for name in weight_map.values()}
+        absent = sorted(shard for shard in shards if shard not in by_path)
+        if absent:
+            missing[path] = absent
+    return missing
+
+
+def _card(
+    result: ReadResult | None, load: Callable[..., bytes]
+) -> tuple[dict[str, object] | None, str | None]:
+    raw = _bytes_of(result, load)
+    if raw is None:
+        return None, result.error if result else None
+    try:
+        return parse_front_matter(raw.decode("utf-8", "replace")), None
+    except ValueError as exc:
+        return None, str(exc)

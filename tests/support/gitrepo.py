@@ -1,0 +1,169 @@
+"""Build deterministic git repositories (with git-LFS pointers and safetensors files) for tests."""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import math
+import struct
+import subprocess
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+#: What the Hub's default .gitattributes stores with LFS (a subset that matters for model repos).
+DEFAULT_LFS_PATTERNS: tuple[str, ...] = ("*.safetensors", "*.bin", "*.pt", "*.pth", "*.gguf")
+LFS_SPEC = b"version https://git-lfs.github.com/spec/v1\n"
+_FIRST_DATE = datetime(2024, 1, 1, tzinfo=UTC)
+_DTYPE_SIZES = {
+    "BOOL": 1, "U8": 1, "I8": 1, "F8_E4M3": 1, "F8_E5M2": 1,
+    "U16": 2, "I16": 2, "F16": 2, "BF16": 2,
+    "U32": 4, "I32": 4, "F32": 4,
+    "U64": 8, "I64": 8, "F64": 8,
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class CommitSpec:
+    """One commit: files to write (bytes) or delete (None), on top of the branch's tip."""
+
+    files: Mapping[str, bytes | None]
+    message: str = "Update files"
+    author: str = "hubwatch-tester"
+    """A Hub user name, or "Name <email>"; a bare name gets a users.noreply.huggingface.co email."""
+    date: datetime | None = None
+    """Author and committer date (naive = UTC); None: an hour after the parent, or 2024-01-01."""
+    branch: str = "main"
+    """A missing branch starts from the tip of HEAD's branch, like `git checkout -b`."""
+    tag: str | None = None
+    """A lightweight tag to put on this commit."""
+
+
+def git(repo: Path, *args: str, stdin: bytes | None = None) -> str:
+    """Run `git -C repo args...` and return its stdout (stripped); raise on failure."""
+    done = subprocess.run(
+        ["git", "-C", str(repo), "-c", "commit.gpgsign=false", *args],
+        input=stdin,
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args)} failed: {done.stderr.decode(errors='replace')}")
+    return done.stdout.decode().strip()
+
+
+def lfs_pointer(content: bytes) -> bytes:
+    """The git-LFS pointer file that stands for `content`."""
+    oid = hashlib.sha256(content).hexdigest()
+    return LFS_SPEC + f"oid sha256:{oid}\nsize {len(content)}\n".encode()
+
+
+def safetensors_bytes(
+    tensors: Mapping[str, tuple[str, Sequence[int]]], *, metadata: Mapping[str, str] | None = None
+) -> bytes:
+    """A valid safetensors file holding zero-filled `tensors` ({name: (dtype, shape)}), in order."""
+    header: dict[str, object] = {"__metadata__": dict(metadata)} if metadata else {}
+    offset = 0
+    for name, (dtype, shape) in tensors.items():
+        n = _DTYPE_SIZES[dtype] * math.prod(shape)
+        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [offset, offset + n]}
+        offset += n
+    raw = json.dumps(header, separators=(",", ":")).encode()
+    raw += b" " * (-len(raw) % 8)  # the reference writer pads the header to 8-byte alignment
+    return struct.pack("<Q", len(raw)) + raw + bytes(offset)
+
+
+def make_repo(
+    path: Path,
+    commits: Iterable[CommitSpec],
+    *,
+    bare: bool = False,
+    lfs_dir: Path | None = None,
+    lfs_patterns: Sequence[str] = DEFAULT_LFS_PATTERNS,
+) -> list[str]:
+    """Create a git repository at `path` from `commits` (oldest first); return their shas in order.
+
+    Files whose name matches `lfs_patterns` are committed as LFS pointers and their content is
+    written to `lfs_dir/<sha256>` (when `lfs_dir` is given), like `git lfs push` would upload it.
+    """
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", "main", *(["--bare"] if bare else []))
+    return add_commits(path, commits, lfs_dir=lfs_dir, lfs_patterns=lfs_patterns)
+
+
+def add_commits(
+    path: Path,
+    commits: Iterable[CommitSpec],
+    *,
+    lfs_dir: Path | None = None,
+    lfs_patterns: Sequence[str] = DEFAULT_LFS_PATTERNS,
+) -> list[str]:
+    """Append `commits` to the repository at `path` (see `make_repo`); return their shas."""
+    # NOTE: fast-import writes commits without a work tree, so bare and plain repos are built alike.
+    shas = []
+    for spec in commits:
+        parent = _tip(path, spec.branch) or _tip(path, "HEAD")
+        stream = _fast_import_stream(path, spec, parent, lfs_dir, lfs_patterns)
+        with tempfile.TemporaryDirectory() as tmp:
+            marks = Path(tmp) / "marks"
+            git(path, "fast-import", "--quiet", f"--export-marks={marks}", stdin=stream)
+            sha = marks.read_text().split()[1]
+        if spec.tag:
+            git(path, "update-ref", f"refs/tags/{spec.tag}", sha)
+        shas.append(sha)
+    # Keep a plain repo's work tree in step, for tests that go on with porcelain commands.
+    if git(path, "rev-parse", "--is-bare-repository") == "false" and _tip(path, "HEAD"):
+        git(path, "reset", "-q", "--hard")
+    return shas
+
+
+def _tip(path: Path, branch: str) -> str | None:
+    ref = branch if branch == "HEAD" else f"refs/heads/{branch}"
+    done = subprocess.run(
+        ["git", "-C", str(path), "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
+        capture_output=True,
+        check=False,
+    )
+    return done.stdout.decode().strip() or None
+
+
+def _fast_import_stream(
+    path: Path,
+    spec: CommitSpec,
+    parent: str | None,
+    lfs_dir: Path | None,
+    lfs_patterns: Sequence[str],
+) -> bytes:
+    name, _, email = spec.author.partition(" <")
+    email = email.rstrip(">") or f"{name}@users.noreply.huggingface.co"
+    when = spec.date or _next_date(path, parent)
+    when = when if when.tzinfo else when.replace(tzinfo=UTC)
+    ident = f"{name} <{email}> {int(when.timestamp())} {when.strftime('%z')}"
+    message = spec.message.encode()
+    out = [
+        f"commit refs/heads/{spec.branch}\nmark :1\n".encode(),
+        f"author {ident}\ncommitter {ident}\ndata {len(message)}\n".encode() + message + b"\n",
+    ]
+    if parent:
+        out.append(f"from {parent}\n".encode())
+    for file_path, content in spec.files.items():
+        if content is None:
+            out.append(f"D {file_path}\n".encode())
+            continue
+        if any(fnmatch.fnmatch(Path(file_path).name, p) for p in lfs_patterns):
+            if lfs_dir is not None:
+                lfs_dir.mkdir(parents=True, exist_ok=True)
+                (lfs_dir / hashlib.sha256(content).hexdigest()).write_bytes(content)
+            content = lfs_pointer(content)
+        out.append(f"M 100644 inline {file_path}\ndata {len(content)}\n".encode() + content + b"\n")
+    return b"".join(out)
+
+
+def _next_date(path: Path, parent: str | None) -> datetime:
+    if parent is None:
+        return _FIRST_DATE
+    seconds = int(git(path, "log", "-1", "--format=%ct", parent))
+    return datetime.fromtimestamp(seconds, UTC) + timedelta(hours=1)
