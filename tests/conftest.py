@@ -1,0 +1,84 @@
+"""Shared fixtures: stores on SQLite and PostgreSQL, the shared data folder, the granite mirror."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hubwatch.store.sql import SqlStore
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+GRANITE_BUNDLE = SHARED / "data" / "hub-mirrors" / "granite-3.1-1b-a400m-instruct.bundle"
+PG_ENV = "HUBWATCH_TEST_DATABASE_URL"
+REQUIRE_PG_ENV = "HUBWATCH_REQUIRE_POSTGRES"
+
+
+def postgres_base_url() -> str:
+    """The Postgres URL to test against, or a skip (a failure where CI requires Postgres)."""
+    url = os.environ.get(PG_ENV)
+    if not url:
+        reason = f"PostgreSQL tests need {PG_ENV}=postgresql+psycopg://user@host/db"
+        if os.environ.get(REQUIRE_PG_ENV):
+            pytest.fail(f"{REQUIRE_PG_ENV} is set but {PG_ENV} is not")
+        pytest.skip(reason)
+    return url
+
+
+def _pg_admin(url: str, sql: str) -> None:
+    import psycopg
+
+    plain = url.replace("postgresql+psycopg://", "postgresql://", 1)
+    try:
+        with psycopg.connect(plain, autocommit=True, connect_timeout=5) as conn:
+            conn.execute(sql)
+    except psycopg.OperationalError as exc:
+        if os.environ.get(REQUIRE_PG_ENV):
+            pytest.fail(f"PostgreSQL at {PG_ENV} is not reachable: {exc}")
+        pytest.skip(f"PostgreSQL at {PG_ENV} is not reachable: {exc}")
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    """A URL to a fresh, empty schema in the test PostgreSQL database, dropped afterwards."""
+    base = postgres_base_url()
+    schema = f"hw_{uuid.uuid4().hex[:12]}"
+    _pg_admin(base, f'CREATE SCHEMA "{schema}"')
+    sep = "&" if "?" in base else "?"
+    yield f"{base}{sep}options=-csearch_path%3D{schema}"
+    _pg_admin(base, f'DROP SCHEMA "{schema}" CASCADE')
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'hubwatch.db'}"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Each test using this runs once on SQLite and once on PostgreSQL."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'hubwatch.db'}"
+    return str(request.getfixturevalue("pg_url"))
+
+
+@pytest.fixture
+def store(db_url: str) -> Iterator[SqlStore]:
+    store = SqlStore(db_url)
+    store.start()
+    yield store
+    store.close()
+
+
+@pytest.fixture(scope="session")
+def granite_git(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The real 9-commit granite history, cloned from the shared bundle."""
+    if not GRANITE_BUNDLE.exists():
+        pytest.skip(f"{GRANITE_BUNDLE} is missing (../shared is not beside the checkout)")
+    target = tmp_path_factory.mktemp("mirrors") / "granite"
+    subprocess.run(["git", "clone", "--quiet", str(GRANITE_BUNDLE), str(target)], check=True)
+    return target
