@@ -122,14 +122,21 @@ def track(
         if source is SourceKind.GIT and not url:
             raise InvalidRepoId("--source git needs --url URL (a git URL or a local path)")
         ref = RepoRef(repo_id, source, url if source is SourceKind.GIT else None, branch)
-        with runtime(settings()) as rt, _progress() as progress:
-            task = progress.add_task(f"backfilling {escape(repo_id)}", total=None)
+        progress = _progress()
+        task = progress.add_task(f"backfilling {escape(repo_id)}", total=None)
 
-            def advance(done: int, total: int, commit: CommitInfo) -> None:
-                progress.update(task, total=total, completed=done,
-                                description=f"{escape(repo_id)} {commit.sha[:10]}")
+        def advance(done: int, total: int, commit: CommitInfo) -> None:
+            if not progress.live.is_started:  # no bar for failures before the first revision
+                progress.start()
+            progress.update(task, total=total, completed=done,
+                            description=f"{escape(repo_id)} {commit.sha[:10]}")
 
-            result = rt.tracker.track(ref, advance)
+        try:
+            with runtime(settings()) as rt:
+                result = rt.tracker.track(ref, advance)
+        finally:
+            if progress.live.is_started:
+                progress.stop()
     except HubwatchError as exc:
         fail(exc)
     if result.error:

@@ -1,0 +1,616 @@
+"""A local Hugging Face Hub that serves git repositories through the Hub's HTTP API on 127.0.0.1."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from email.message import Message
+from functools import partial
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
+
+from .hubsim_git import GitReader, commit_json, entry_json, iso
+from .hubsim_http import (
+    TRUE,
+    Handler,
+    HubError,
+    Reply,
+    Request,
+    Server,
+    Target,
+    byte_range,
+    content_type,
+    error_reply,
+    int_arg,
+    json_reply,
+    next_link,
+    page,
+    request_id,
+    reset_connection,
+    route,
+    write_reply,
+)
+
+FaultKind = Literal["429", "500", "timeout", "truncate", "reset"]
+FAULT_KINDS: tuple[FaultKind, ...] = ("429", "500", "timeout", "truncate", "reset")
+Gated = Literal[False, "auto", "manual"]
+#: Quotas the Hub announced to an authenticated free user in the recorded traces (per 300 s).
+HUB_QUOTAS: dict[str, tuple[int, float]] = {"api": (1000, 300.0), "resolvers": (5000, 300.0)}
+_EXPOSE = (
+    "X-Repo-Commit,X-Request-Id,X-Error-Code,X-Error-Message,X-Total-Count,ETag,Link,"
+    "Accept-Ranges,Content-Range,X-Linked-Size,X-Linked-ETag,X-Xet-Hash"
+)
+_UNAUTHORIZED = "Invalid username or password."
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    """One request the simulator received, as the request log keeps it."""
+
+    method: str
+    path: str
+    """Path and query string as sent (still URL-quoted)."""
+    route: str
+    status: int
+    """0 when the connection was dropped without a response (reset, timeout faults)."""
+    range: str | None
+    auth: bool
+    """Whether an Authorization header came with the request (valid or not)."""
+    fault: FaultKind | None = None
+
+
+@dataclass
+class HubStats:
+    """Counters for benchmarks and tests; `HubSimulator.reset_stats()` starts them afresh."""
+
+    requests: int = 0
+    by_route: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """(method, route) -> requests; routes: commits, tree, paths-info, model-info, refs, resolve,
+    cdn, models-list, other."""
+    bytes_sent: int = 0
+    """Response body bytes written to clients, LFS content included."""
+    lfs_bytes: int = 0
+    """Body bytes of LFS objects served by the CDN endpoint (the weights)."""
+    faults: Counter[str] = field(default_factory=Counter)
+    quota_exceeded: bool = False
+    """Whether any client went over a rate-limit quota, enforced or not."""
+
+    def count(self, route: str, method: str | None = None) -> int:
+        """Requests to `route`, of any method unless `method` is given."""
+        return sum(n for (m, r), n in self.by_route.items() if r == route and method in (None, m))
+
+
+@dataclass
+class FaultPlan:
+    """Answer a seeded random fraction of requests with a fault instead of the real response."""
+
+    rate: float
+    kinds: Sequence[FaultKind] = FAULT_KINDS
+    seed: int = 0
+    routes: Collection[str] | None = None
+    """Only requests to these routes can fault; None means all."""
+    stall_s: float = 2.0
+    """How long a "timeout" holds the connection before closing it without answering."""
+    retry_after_s: int = 1
+    """What a "429" announces in Retry-After and RateLimit's t=."""
+
+    def __post_init__(self) -> None:
+        self._rng = random.Random(self.seed)
+
+    def pick(self, route: str) -> FaultKind | None:
+        """The fault for one request to `route`, or None; not thread-safe (the simulator locks)."""
+        if (
+            self.routes is not None and route not in self.routes
+        ) or self._rng.random() >= self.rate:
+            return None
+        return self._rng.choice(list(self.kinds))
+
+
+@dataclass(frozen=True)
+class _Fault:
+    kind: FaultKind
+    routes: Collection[str] | None
+    stall_s: float
+    retry_after_s: int
+
+
+@dataclass
+class _RepoState:
+    reader: GitReader
+    lfs_dir: Path | None
+    private: bool
+    gated: Gated
+    disabled: bool = False
+    deleted: bool = False
+    default_branch: str = "main"
+    touched: datetime | None = None
+
+
+class HubSimulator:
+    """Serve git repositories as Hub model repos, with faults, rate limits and request counters.
+
+    The CDN that LFS downloads redirect to listens on its own port (`cdn_url`): huggingface_hub only
+    stops at a redirect that leaves the Hub's origin, reading X-Linked-Etag/-Size from it.
+    """
+
+    def __init__(
+        self, page_size_commits: int = 50, page_size_tree: int = 1000, page_size_models: int = 1000
+    ) -> None:
+        self.page_size_commits = page_size_commits
+        self.page_size_tree = page_size_tree
+        self.page_size_models = page_size_models
+        self.tokens: set[str] = set()
+        self.faults: FaultPlan | None = None
+        self.stats = HubStats()
+        self.requests: list[RequestRecord] = []
+        self.errors: list[str] = []
+        """Bugs in the simulator (answered as 500s where possible); tests assert it stays empty."""
+        self._repos: dict[str, _RepoState] = {}
+        self._renames: dict[str, str] = {}
+        self._rate_limits: dict[str, tuple[int, float]] | None = None
+        self._windows: dict[tuple[str, str], tuple[int, int]] = {}
+        self._queued: list[_Fault] = []
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._servers: list[Server] = []
+        self._t0 = time.monotonic()
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def start(self) -> HubSimulator:
+        """Listen on two random 127.0.0.1 ports (Hub and CDN) in daemon threads."""
+        self._stopping.clear()
+        self._servers = [
+            Server(partial(self._serve, cdn=cdn), self.errors) for cdn in (False, True)
+        ]
+        for server in self._servers:
+            threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        """Stop listening and cut open keep-alive connections, so pooled clients see it gone."""
+        self._stopping.set()
+        for server in self._servers:
+            server.stop()
+
+    def __enter__(self) -> HubSimulator:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        """The Hub endpoint, e.g. http://127.0.0.1:PORT."""
+        return self._servers[0].url
+
+    @property
+    def cdn_url(self) -> str:
+        """The origin LFS downloads are redirected to."""
+        return self._servers[1].url
+
+    # -- repositories -----------------------------------------------------------------------
+
+    def add_repo(
+        self,
+        repo_id: str,
+        git_dir: Path,
+        *,
+        lfs_dir: Path | None = None,
+        private: bool = False,
+        gated: bool | Gated = False,
+        default_branch: str = "main",
+    ) -> None:
+        """Serve the git repository at `git_dir` (plain or bare) as model repo `repo_id` (org/name).
+
+        LFS objects are looked up in `lfs_dir` as `<sha256>` or git-lfs's `ab/cd/<sha256>` layout.
+        """
+        if repo_id.count("/") != 1:
+            raise ValueError(f"repo ids are 'namespace/name', got {repo_id!r}")
+        gate: Gated = "auto" if gated is True else gated
+        self._repos[repo_id] = _RepoState(GitReader(git_dir), lfs_dir, private, gate)
+        self._repos[repo_id].default_branch = default_branch
+
+    def set_state(
+        self,
+        repo_id: str,
+        *,
+        gated: bool | Gated | None = None,
+        disabled: bool | None = None,
+        private: bool | None = None,
+        deleted: bool | None = None,
+    ) -> None:
+        """Change how the Hub treats `repo_id`; arguments left None stay as they are."""
+        state = self._repos[repo_id]
+        if gated is not None:
+            state.gated = "auto" if gated is True else gated
+        state.disabled = state.disabled if disabled is None else disabled
+        state.private = state.private if private is None else private
+        state.deleted = state.deleted if deleted is None else deleted
+
+    def rename(self, old_id: str, new_id: str) -> None:
+        """Move a repo; requests to `old_id` get a 307 to the same path under `new_id`."""
+        self._repos[new_id] = self._repos.pop(old_id)
+        self._renames[old_id] = new_id
+        self._renames.pop(new_id, None)
+
+    def touch(self, repo_id: str, when: datetime) -> None:
+        """Report `when` as the repo's lastModified instead of its tip commit's date."""
+        self._repos[repo_id].touched = when
+
+    # -- faults, rate limits, counters ------------------------------------------------------
+
+    def fail_next(
+        self,
+        n: int,
+        kind: FaultKind,
+        *,
+        routes: Collection[str] | None = None,
+        stall_s: float = 2.0,
+        retry_after_s: int = 1,
+    ) -> None:
+        """Answer the next `n` requests (to `routes`, if given) with `kind`, ahead of any plan."""
+        with self._lock:
+            self._queued.extend([_Fault(kind, routes, stall_s, retry_after_s)] * n)
+
+    @property
+    def rate_limits(self) -> dict[str, tuple[int, float]] | None:
+        """Enforced quotas, {"api" | "resolvers": (requests, window_s)}; None enforces none.
+
+        Unenforced buckets still count requests against HUB_QUOTAS, announce them in RateLimit
+        headers and set `stats.quota_exceeded`. Setting this starts every window afresh.
+        """
+        return self._rate_limits
+
+    @rate_limits.setter
+    def rate_limits(self, value: dict[str, tuple[int, float]] | None) -> None:
+        with self._lock:
+            self._rate_limits = value
+            self._windows.clear()
+            self._t0 = time.monotonic()
+
+    def reset_stats(self) -> None:
+        """Zero the counters and clear the request log."""
+        with self._lock:
+            self.stats = HubStats()
+            self.requests = []
+
+    # -- request handling -------------------------------------------------------------------
+
+    def _serve(self, handler: Handler, *, cdn: bool) -> None:
+        split = urlsplit(handler.path)
+        length = int(handler.headers.get("Content-Length") or 0)
+        token = (handler.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
+        request = Request(
+            handler.command,
+            split.path,
+            parse_qs(split.query),
+            handler.headers,
+            handler.rfile.read(length),
+            token in self.tokens,
+        )
+        target = route(split.path, request.method, cdn=cdn)
+        with self._lock:
+            self.stats.requests += 1
+            self.stats.by_route[(request.method, target.route)] += 1
+            fault = self._next_fault(target.route)
+            if fault:
+                self.stats.faults[fault.kind] += 1
+        status = 0
+        try:
+            if fault and fault.kind == "timeout":
+                # Hang up without a word after a while, like a stuck upstream behind a proxy.
+                handler.close_connection = True
+                self._stopping.wait(fault.stall_s)
+            elif fault and fault.kind == "reset":
+                reset_connection(handler)
+            else:
+                ident = token if request.authorized else handler.client_address[0]
+                reply = self._respond(request, target, fault, ident)
+                status = reply.status
+                truncate = fault is not None and fault.kind == "truncate"
+                for sent in write_reply(handler, request.method, reply, truncate=truncate):
+                    with self._lock:
+                        self.stats.bytes_sent += sent
+                        self.stats.lfs_bytes += sent if reply.file else 0
+        except OSError:
+            handler.close_connection = True  # the client went away mid-response
+        finally:
+            auth = "Authorization" in handler.headers
+            fault_kind = fault.kind if fault else None
+            record = RequestRecord(
+                request.method,
+                handler.path,
+                target.route,
+                status,
+                handler.headers.get("Range"),
+                auth,
+                fault_kind,
+            )
+            with self._lock:
+                self.requests.append(record)
+
+    def _next_fault(self, route: str) -> _Fault | None:
+        for i, queued in enumerate(self._queued):
+            if queued.routes is None or route in queued.routes:
+                return self._queued.pop(i)
+        plan = self.faults
+        kind = plan.pick(route) if plan else None
+        return _Fault(kind, None, plan.stall_s, plan.retry_after_s) if plan and kind else None
+
+    def _respond(
+        self,
+        request: Request,
+        target: Target,
+        fault: _Fault | None,
+        ident: str,
+    ) -> Reply:
+        if target.route == "cdn":
+            if fault and fault.kind in ("429", "500"):
+                headers = {"Retry-After": str(fault.retry_after_s)}
+                return Reply(int(fault.kind), headers, b"Service Unavailable")
+            return self._cdn(target.path, request)
+        headers = {
+            "Access-Control-Expose-Headers": _EXPOSE,
+            "Vary": "Origin",
+            "X-Powered-By": "huggingface-moon",
+            "X-Request-Id": request_id(request.headers.get("X-Amzn-Trace-Id")),
+        }
+        bucket = target.bucket or "api"
+        wait_s = fault.retry_after_s if fault and fault.kind == "429" else None
+        if target.bucket:
+            quota_headers, reset_s, over_quota = self._take_quota(target.bucket, ident)
+            headers.update(quota_headers)
+            wait_s = reset_s if over_quota else wait_s
+        try:
+            if wait_s is not None:
+                headers["RateLimit"] = f'"{bucket}";r=0;t={wait_s}'
+                headers["Retry-After"] = str(wait_s)
+                raise HubError(429, f"You have exceeded the rate limit for '{bucket}' requests.")
+            if fault and fault.kind == "500":
+                raise HubError(500, "Internal Error - We're working hard to fix this!")
+            reply = self._dispatch(request, target)
+        except HubError as err:
+            reply = error_reply(err, json_body=target.route != "resolve")
+        except Exception as exc:  # a simulator bug must reach the test, not end the thread
+            self.errors.append(repr(exc))
+            reply = error_reply(HubError(500, f"hub simulator bug: {exc!r}"), json_body=True)
+        reply.headers = {**headers, **reply.headers}
+        return reply
+
+    def _take_quota(self, bucket: str, ident: str) -> tuple[dict[str, str], int, bool]:
+        enforced = self._rate_limits is not None and bucket in self._rate_limits
+        quota, window = (self._rate_limits or {}).get(bucket) or HUB_QUOTAS[bucket]
+        with self._lock:
+            now = time.monotonic() - self._t0
+            index = int(now // window)
+            start, used = self._windows.get((bucket, ident), (index, 0))
+            used = used + 1 if start == index else 1
+            self._windows[(bucket, ident)] = (index, used)
+            over = used > quota
+            self.stats.quota_exceeded = self.stats.quota_exceeded or over
+        reset_s = max(1, math.ceil((index + 1) * window - now))
+        headers = {
+            "RateLimit": f'"{bucket}";r={max(quota - used, 0)};t={reset_s}',
+            "RateLimit-Policy": f'"fixed window";"{bucket}";q={quota};w={math.ceil(window)}',
+        }
+        return headers, reset_s, over and enforced
+
+    def _dispatch(self, request: Request, target: Target) -> Reply:
+        if target.route == "models-list":
+            return self._models_list(request)
+        if target.route == "other":
+            raise HubError(404, "Sorry, we can't find the page you are looking for.")
+        if target.repo_id in self._renames:
+            new_path = target.prefix + self._renames[target.repo_id]
+            new_path += request.raw_path[len(target.prefix) + len(target.repo_id) :]
+            query = urlencode(request.query, doseq=True)
+            location = new_path + (f"?{query}" if query else "")
+            return Reply(
+                307,
+                {"Location": location},
+                f"Temporary Redirect. Redirecting to {location}".encode(),
+            )
+        state = self._open(target, request)
+        if target.route == "refs":
+            return self._refs(state, request)
+        rev = target.rev or state.default_branch
+        sha = state.reader.resolve(rev)
+        if sha is None:
+            raise HubError(404, f"Invalid rev id: {rev}", "RevisionNotFound")
+        if target.route == "model-info":
+            return json_reply(self._model_info(target.repo_id, state, sha, request))
+        if target.route == "commits":
+            return self._commits(state, sha, request)
+        if target.route == "tree":
+            return self._tree(state, sha, rev, target.path, request)
+        if target.route == "paths-info":
+            return self._paths_info(state, sha, request)
+        return self._resolve(state, sha, target.path, request)
+
+    def _open(self, target: Target, request: Request) -> _RepoState:
+        state = self._repos.get(target.repo_id)
+        if state is None or state.deleted or (state.private and not request.authorized):
+            # NOTE: the Hub answers 401 without telling whether the repo exists. Its 401s carry no
+            # X-Error-Code, but huggingface_hub maps them to RepositoryNotFoundError only for https
+            # URLs (REPO_API_REGEX), so the code is added here for the same client behaviour.
+            if not request.authorized:
+                www = 'Bearer realm="Authentication required", charset="UTF-8"'
+                raise HubError(401, _UNAUTHORIZED, "RepoNotFound", {"WWW-Authenticate": www})
+            raise HubError(404, "Repository not found", "RepoNotFound")
+        if state.disabled:
+            raise HubError(403, "Access to this resource is disabled.")
+        if target.route == "resolve" and state.gated and not request.authorized:
+            message = (
+                f"Access to model {target.repo_id} is restricted. You must have access to it and be"
+                " authenticated to access it. Please log in."
+            )
+            raise HubError(401, message, "GatedRepo")
+        return state
+
+    # -- endpoints --------------------------------------------------------------------------
+
+    def _model_info(
+        self, repo_id: str, state: _RepoState, sha: str, request: Request
+    ) -> dict[str, Any]:
+        snap = state.reader.snapshot(sha)
+        siblings: list[dict[str, Any]] = [{"rfilename": e.path} for e in snap.files]
+        if request.arg("blobs") in TRUE:
+            for sibling, e in zip(siblings, snap.files, strict=True):
+                sibling.update(size=e.size, blobId=e.oid)
+                if e.lfs:
+                    sibling["lfs"] = {"sha256": e.lfs.sha256, "size": e.lfs.size}
+                    sibling["lfs"]["pointerSize"] = e.lfs.pointer_size
+        info: dict[str, Any] = {
+            "_id": hashlib.sha1(repo_id.encode()).hexdigest()[:24],
+            "id": repo_id,
+            "modelId": repo_id,
+            "author": repo_id.split("/")[0],
+            "sha": sha,
+            "lastModified": iso(state.touched or snap.committed),
+            "createdAt": iso(snap.created),
+            "private": state.private,
+            "disabled": state.disabled,
+            "gated": state.gated,
+            "downloads": 0,
+            "likes": 0,
+            "library_name": snap.card.get("library_name"),
+            "pipeline_tag": snap.card.get("pipeline_tag"),
+            "tags": [t for t in snap.card.get("tags") or [] if isinstance(t, str)],
+            "cardData": snap.card,
+            "config": snap.config,
+            "transformersInfo": {},
+            "model-index": None,
+            "widgetData": {},
+            "spaces": [],
+            "usedStorage": sum(e.size for e in snap.files),
+            "siblings": siblings,
+        }
+        expand = request.query.get("expand", []) + request.query.get("expand[]", [])
+        return {k: v for k, v in info.items() if k in {"_id", "id", *expand}} if expand else info
+
+    def _commits(self, state: _RepoState, sha: str, request: Request) -> Reply:
+        history = state.reader.log(sha)
+        number, size = int_arg(request, "p"), self.page_size_commits
+        formatted = "formatted" in request.query.get("expand[]", [])
+        items = [commit_json(c, formatted=formatted) for c in history[number * size :][:size]]
+        reply = json_reply(items)
+        reply.headers["X-Total-Count"] = str(len(history))
+        if (number + 1) * size < len(history):
+            reply.headers["Link"] = next_link(self.url, request, "p", str(number + 1))
+        return reply
+
+    def _tree(self, state: _RepoState, sha: str, rev: str, path: str, request: Request) -> Reply:
+        entries = state.reader.tree(sha)
+        prefix = ""
+        if path.strip("/"):
+            path = path.strip("/")
+            if not any(e.path == path and e.kind == "directory" for e in entries):
+                raise HubError(404, f'{path} does not exist on "{rev}"', "EntryNotFound")
+            prefix = path + "/"
+        deep = request.arg("recursive") in TRUE
+        inside = [e for e in entries if e.path.startswith(prefix)]
+        items = [entry_json(e) for e in inside if deep or "/" not in e.path.removeprefix(prefix)]
+        return page(self.url, request, items, self.page_size_tree)
+
+    def _paths_info(self, state: _RepoState, sha: str, request: Request) -> Reply:
+        if (request.headers.get("Content-Type") or "").startswith("application/json"):
+            paths = list(json.loads(request.body or b"{}").get("paths", []))
+        else:
+            paths = parse_qs(request.body.decode()).get("paths", [])
+        by_path = {e.path: e for e in state.reader.tree(sha)}
+        wanted = dict.fromkeys(p.strip("/") for p in paths)
+        return json_reply([entry_json(by_path[p]) for p in wanted if p in by_path])
+
+    def _refs(self, state: _RepoState, request: Request) -> Reply:
+        groups = {"branches": "refs/heads/", "converts": "refs/convert/", "tags": "refs/tags/"}
+        if request.arg("include_prs") in TRUE:
+            groups["pullRequests"] = "refs/pr/"
+        data: dict[str, list[dict[str, str]]] = {key: [] for key in groups}
+        for ref in state.reader.refs():
+            for key, prefix in groups.items():
+                if ref.ref.startswith(prefix):
+                    item = {"name": ref.ref.removeprefix(prefix), "ref": ref.ref}
+                    data[key].append({**item, "targetCommit": ref.sha})
+        return json_reply(data)
+
+    def _resolve(self, state: _RepoState, sha: str, path: str, request: Request) -> Reply:
+        headers = {"X-Repo-Commit": sha, "Accept-Ranges": "bytes"}
+        entry = next((e for e in state.reader.snapshot(sha).files if e.path == path), None)
+        if entry is None:
+            raise HubError(404, "Entry not found", "EntryNotFound", headers)
+        if entry.lfs:
+            location = f"{self.cdn_url}/cdn/{entry.lfs.sha256}"
+            headers.update(Location=location, **{"Cache-Control": "no-store"})
+            headers["X-Linked-Size"] = str(entry.lfs.size)
+            headers["X-Linked-Etag"] = f'"{entry.lfs.sha256}"'
+            headers["Content-Type"] = "text/plain; charset=utf-8"
+            return Reply(302, headers, f"Found. Redirecting to {location}".encode())
+        content = state.reader.blob(entry.oid)
+        name = path.rsplit("/", 1)[-1]
+        headers["ETag"] = f'"{entry.oid}"'
+        headers["Content-Type"] = content_type(content)
+        headers["Content-Disposition"] = (
+            f"inline; filename*=UTF-8''{quote(name)}; filename=\"{name}\";"
+        )
+        headers["Content-Security-Policy"] = "default-src 'none'; sandbox"
+        status, start, length = byte_range(request.headers.get("Range"), len(content), headers)
+        return Reply(status, headers, content[start : start + length])
+
+    def _cdn(self, oid: str, request: Request) -> Reply:
+        found = None
+        if _SHA256.fullmatch(oid):
+            dirs = {s.lfs_dir for s in self._repos.values() if s.lfs_dir is not None}
+            candidates = [p for d in dirs for p in (d / oid, d / oid[:2] / oid[2:4] / oid)]
+            found = next((p for p in candidates if p.is_file()), None)
+        if found is None:
+            return Reply(404, {"Content-Type": "text/plain"}, b"Not Found")
+        headers = {"ETag": f'"{oid}"', "Accept-Ranges": "bytes"}
+        headers["Content-Type"] = "application/octet-stream"
+        try:
+            size = found.stat().st_size
+            status, start, length = byte_range(request.headers.get("Range"), size, headers)
+        except HubError as err:
+            return Reply(err.status, err.headers)
+        return Reply(status, headers, file=(found, start, length))
+
+    def _models_list(self, request: Request) -> Reply:
+        author, search = request.arg("author"), request.arg("search").lower()
+        rows = []
+        for repo_id, state in list(self._repos.items()):
+            if state.deleted or (state.private and not request.authorized):
+                continue
+            if (author and repo_id.split("/")[0] != author) or search not in repo_id.lower():
+                continue
+            sha = state.reader.resolve(state.default_branch)
+            if sha is not None:
+                rows.append(self._model_info(repo_id, state, sha, _NO_ARGS))
+        sort = request.arg("sort")
+        if sort in ("lastModified", "createdAt", "id", "likes", "downloads"):
+            rows.sort(key=lambda row: row[sort], reverse=request.arg("direction", "-1") != "1")
+        # The Hub lists a short summary, plus the field sorted on (huggingface_hub#2460), plus
+        # whatever `full` or `expand` asks for.
+        keys = {*_LIST_KEYS, sort}
+        if request.arg("full") in TRUE:
+            keys |= {"author", "sha", "lastModified", "gated", "disabled", "siblings"}
+        expand = request.query.get("expand", []) + request.query.get("expand[]", [])
+        if expand:
+            keys = {"_id", "id", *expand}
+        size = min(int_arg(request, "limit") or self.page_size_models, self.page_size_models)
+        items = [{k: v for k, v in row.items() if k in keys} for row in rows]
+        return page(self.url, request, items, size)
+
+
+_NO_ARGS = Request("GET", "", {}, Message(), b"", False)
+_LIST_KEYS = ("_id", "id", "modelId", "private", "likes", "downloads", "tags", "createdAt")

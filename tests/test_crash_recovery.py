@@ -1,0 +1,95 @@
+"""SIGKILL the tracker in the middle of a backfill, restart it, and lose nothing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from hubwatch.store.sql import SqlStore
+from tests.support.gitrepo import CommitSpec, make_repo
+
+pytestmark = pytest.mark.slow
+REPO_ID = "org/crashy"
+
+
+def _history(url: str) -> list[tuple[str, str, tuple[str, ...], tuple[tuple[str, str | None], ...]]]:
+    store = SqlStore(url)
+    try:
+        result = []
+        for rev in store.history(REPO_ID):
+            files = tuple((f.path, f.content_sha256) for f in store.files(REPO_ID, rev.sha))
+            result.append((rev.sha, rev.date.isoformat(), rev.changed, files))
+        return result
+    finally:
+        store.close()
+
+
+def _count(url: str) -> int:
+    store = SqlStore(url)
+    try:
+        return len(store.history(REPO_ID)) if store.list_repos() else 0
+    except Exception:  # noqa: BLE001 - the schema may not exist yet while the child starts
+        return 0
+    finally:
+        store.close()
+
+
+def _start(
+    url: str, data_dir: Path, upstream: Path, capture: bool = False
+) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "HUBWATCH_DATABASE_URL": url, "HUBWATCH_DATA_DIR": str(data_dir),
+           "HUBWATCH_LOG_LEVEL": "WARNING"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "hubwatch", "track", REPO_ID, "--source", "git", "--url",
+         str(upstream)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE if capture else subprocess.DEVNULL,
+    )
+
+
+def test_sigkill_during_backfill_loses_and_duplicates_nothing(
+    db_url: str, tmp_path: Path
+) -> None:
+    upstream = tmp_path / "up"
+    # Each commit changes a sizeable tokenizer file, so each revision is a real write.
+    make_repo(upstream, [
+        CommitSpec({"tokenizer.json": (f'{{"v": {i}, "pad": "' + "x" * 200_000 + '"}').encode(),
+                    "config.json": f'{{"n": {i}}}'.encode()}, message=f"commit {i}")
+        for i in range(40)
+    ])
+    kills = 0
+    # Kill once the store holds at least k revisions (the next write is under way), and once
+    # at fixed delays that fall in start-up, migrations and the mirror clone.
+    for threshold in (None, 2, 9, 17, 26, 35):
+        proc = _start(db_url, tmp_path / "data", upstream)
+        if threshold is None:
+            time.sleep(0.8)
+        else:
+            deadline = time.monotonic() + 60
+            while _count(db_url) < threshold and proc.poll() is None:
+                assert time.monotonic() < deadline, "backfill made no progress"
+                time.sleep(0.005)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+            kills += 1
+        proc.wait()
+    assert kills >= 4, "the backfill finished too fast to be interrupted"
+
+    final = _start(db_url, tmp_path / "data", upstream, capture=True)
+    _, stderr = final.communicate(timeout=120)
+    assert final.returncode == 0, stderr.decode()
+
+    # The reference: one uninterrupted run into a fresh SQLite database.
+    reference_url = f"sqlite:///{tmp_path / 'reference.db'}"
+    ref = _start(reference_url, tmp_path / "ref-data", upstream, capture=True)
+    _, stderr = ref.communicate(timeout=120)
+    assert ref.returncode == 0, stderr.decode()
+
+    interrupted, uninterrupted = _history(db_url), _history(reference_url)
+    assert len(uninterrupted) == 40
+    assert interrupted == uninterrupted
