@@ -128,8 +128,12 @@ def track(
         def advance(done: int, total: int, commit: CommitInfo) -> None:
             if not progress.live.is_started:  # no bar for failures before the first revision
                 progress.start()
-            progress.update(task, total=total, completed=done,
-                            description=f"{escape(repo_id)} {commit.sha[:10]}")
+            progress.update(
+                task,
+                total=total,
+                completed=done,
+                description=f"{escape(repo_id)} {commit.sha[:10]}",
+            )
 
         try:
             with runtime(settings()) as rt:
@@ -176,8 +180,13 @@ def list_repos(as_json: JsonOption = False) -> None:
     table = Table("repo", "source", "state", "revisions", "head", "last polled", "last error")
     for repo in repos:
         table.add_row(
-            escape(repo.ref.repo_id), repo.ref.source.value, repo.state.value, str(repo.revisions),
-            (repo.head or "")[:12], _when(repo.last_polled_at), escape(repo.last_error or ""),
+            escape(repo.ref.repo_id),
+            repo.ref.source.value,
+            repo.state.value,
+            str(repo.revisions),
+            (repo.head or "")[:12],
+            _when(repo.last_polled_at),
+            escape(repo.last_error or ""),
         )
     out.print(table)
 
@@ -265,9 +274,12 @@ def show(
     for f in files:
         note = f.content_error or f.header_error or ""
         table.add_row(
-            escape(f.path), str(f.size), "yes" if f.path in changed else "",
+            escape(f.path),
+            str(f.size),
+            "yes" if f.path in changed else "",
             f.content_status.value if f.content_status else "",
-            f.header_status.value if f.header_status else "", escape(note[:80]),
+            f.header_status.value if f.header_status else "",
+            escape(note[:80]),
         )
     out.print(table)
 
@@ -284,8 +296,12 @@ def db_upgrade() -> None:
 
 def _progress() -> Progress:
     return Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=err, transient=False,
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=False,
     )
 
 
@@ -296,6 +312,6 @@ def _when(value: datetime | None) -> str:
 def main() -> None:
     """Console-script entry point."""
     try:
-        app()
+        app(prog_name="hubwatch")
     except KeyboardInterrupt:
         sys.exit(130)

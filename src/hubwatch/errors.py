@@ -1,22 +1,22 @@
 """Every exception hubwatch raises, in one tree.
 
-    HubwatchError
-    ├── InvalidRepoId            a repo id that is empty, too long or unsafe (`../x`)
-    ├── ConfigError              settings that cannot work (bad database URL…)
-    ├── NotTracked               a repo the store does not know
-    ├── UnknownRevision          a revision the store (or source) does not know
-    ├── SourceError              anything a RevisionSource raises
-    │   ├── RepoNotFound         404 / deleted / no such git remote
-    │   ├── RevisionNotFound     branch, tag or sha unknown upstream
-    │   ├── EntryNotFound        file missing at that revision
-    │   ├── AuthError            401 / 403 without a more precise reason
-    │   │   └── RepoGated        gated repo, token lacks access
-    │   ├── RepoDisabled         disabled by the Hub
-    │   ├── RateLimited          429; carries retry_after seconds
-    │   ├── SourceUnavailable    5xx, timeouts, dropped connections: worth retrying
-    │   ├── ContentUnavailable   bytes not readable here (an LFS pointer in a git mirror)
-    │   └── ContentTooLarge      a file or header over its size cap
-    └── StoreError               the database refused something
+HubwatchError
+├── InvalidRepoId            a repo id that is empty, too long or unsafe (`../x`)
+├── ConfigError              settings that cannot work (bad database URL…)
+├── NotTracked               a repo the store does not know
+├── UnknownRevision          a revision the store (or source) does not know
+├── SourceError              anything a RevisionSource raises
+│   ├── RepoNotFound         404 / deleted / no such git remote
+│   ├── RevisionNotFound     branch, tag or sha unknown upstream
+│   ├── EntryNotFound        file missing at that revision
+│   ├── AuthError            401 / 403 without a more precise reason
+│   │   └── RepoGated        gated repo, token lacks access
+│   ├── RepoDisabled         disabled by the Hub
+│   ├── RateLimited          429; carries retry_after seconds
+│   ├── SourceUnavailable    5xx, timeouts, dropped connections: worth retrying
+│   ├── ContentUnavailable   bytes not readable here (an LFS pointer in a git mirror)
+│   └── ContentTooLarge      a file or header over its size cap
+└── StoreError               the database refused something
 """
 
 from __future__ import annotations

@@ -53,8 +53,10 @@ def validate_repo_id(repo_id: str) -> str:
         raise InvalidRepoId("repo id is empty; expected ORG/NAME")
     shown = repo_id if len(repo_id) <= 60 else repo_id[:57] + "..."
     if len(repo_id) > MAX_REPO_ID_LENGTH:
-        raise InvalidRepoId(f"repo id {shown!r} is {len(repo_id)} characters long; the Hub allows "
-                            f"at most 96 per part")
+        raise InvalidRepoId(
+            f"repo id {shown!r} is {len(repo_id)} characters long; the Hub allows "
+            f"at most 96 per part"
+        )
     parts = repo_id.split("/")
     if len(parts) != 2:
         raise InvalidRepoId(f"repo id {shown!r} must be exactly ORG/NAME")

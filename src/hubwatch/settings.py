@@ -19,7 +19,9 @@ def default_data_dir() -> Path:
 class Settings(BaseSettings):
     """All settings; every field is documented in the README's settings table."""
 
-    model_config = SettingsConfigDict(env_prefix="HUBWATCH_", env_file=".env", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_prefix="HUBWATCH_", env_file=".env", extra="ignore", use_attribute_docstrings=True
+    )
 
     data_dir: Path = Field(default_factory=default_data_dir)
     """Where the SQLite database and git mirrors live."""

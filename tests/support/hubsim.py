@@ -608,9 +608,10 @@ class HubSimulator:
         if expand:
             keys = {"_id", "id", *expand}
         size = min(int_arg(request, "limit") or self.page_size_models, self.page_size_models)
-        items = [{k: v for k, v in row.items() if k in keys} for row in rows]
+        items = [{k: v for k, v in r.items() if k in keys and v is not None} for r in rows]
         return page(self.url, request, items, size)
 
 
 _NO_ARGS = Request("GET", "", {}, Message(), b"", False)
 _LIST_KEYS = ("_id", "id", "modelId", "private", "likes", "downloads", "tags", "createdAt")
+_LIST_KEYS += ("library_name", "pipeline_tag")

@@ -28,6 +28,8 @@ _CHUNK = 1 << 20
 
 @dataclass
 class Reply:
+    """A response waiting to be written."""
+
     status: int
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes = b""
@@ -37,6 +39,8 @@ class Reply:
 
 @dataclass(frozen=True)
 class Target:
+    """What a request path names: a route kind, its rate-limit bucket and its arguments."""
+
     route: str
     bucket: str | None
     repo_id: str = ""
@@ -48,6 +52,8 @@ class Target:
 
 @dataclass(frozen=True)
 class Request:
+    """A request as the endpoints see it."""
+
     method: str
     raw_path: str
     query: dict[str, list[str]]
@@ -60,6 +66,8 @@ class Request:
 
 
 class HubError(Exception):
+    """An error answer, with the X-Error-Code that huggingface_hub maps to its exceptions."""
+
     def __init__(
         self,
         status: int,
@@ -72,6 +80,7 @@ class HubError(Exception):
 
 
 def route(path: str, method: str, *, cdn: bool) -> Target:
+    """Parse a raw (still quoted) request path; revisions and file paths come back unquoted."""
     parts = path.split("/")[1:]
     if cdn:
         ok = len(parts) == 2 and parts[0] == "cdn" and method in ("GET", "HEAD")

@@ -76,8 +76,9 @@ class SqlStore(Store):
         try:
             upgrade(self._engine)
         except OperationalError as exc:
-            raise StoreError(f"cannot open the database ({self._engine.url.render_as_string()}): "
-                             f"{exc.orig}") from None
+            raise StoreError(
+                f"cannot open the database ({self._engine.url.render_as_string()}): {exc.orig}"
+            ) from None
 
     def close(self) -> None:
         self._engine.dispose()
@@ -119,8 +120,13 @@ class SqlStore(Store):
             if session.exec(select(RepoRow.id).where(RepoRow.repo_id == repo.repo_id)).first():
                 return False
             session.add(
-                RepoRow(repo_id=repo.repo_id, source=repo.source.value, url=repo.url,
-                        branch=repo.branch, added_at=datetime.now(UTC))
+                RepoRow(
+                    repo_id=repo.repo_id,
+                    source=repo.source.value,
+                    url=repo.url,
+                    branch=repo.branch,
+                    added_at=datetime.now(UTC),
+                )
             )
             try:
                 session.commit()
@@ -295,9 +301,9 @@ class SqlStore(Store):
         with self._session() as session:
             repo = self._repo_row(session, repo_id)
             rows = session.exec(
-                select(RevisionRow).where(RevisionRow.repo_pk == repo.id).order_by(
-                    col(RevisionRow.id)
-                )
+                select(RevisionRow)
+                .where(RevisionRow.repo_pk == repo.id)
+                .order_by(col(RevisionRow.id))
             ).all()
             return [_revision(repo_id, row) for row in rows]
 
@@ -338,8 +344,13 @@ class SqlStore(Store):
             repo = self._repo_row(session, repo_id)
             assert repo.id is not None
             session.add(
-                EventRow(repo_pk=repo.id, kind=event.kind.value, sha=event.sha,
-                         detail=event.detail, at=event.at or datetime.now(UTC))
+                EventRow(
+                    repo_pk=repo.id,
+                    kind=event.kind.value,
+                    sha=event.sha,
+                    detail=event.detail,
+                    at=event.at or datetime.now(UTC),
+                )
             )
             session.commit()
 
@@ -350,8 +361,12 @@ class SqlStore(Store):
                 select(EventRow).where(EventRow.repo_pk == repo.id).order_by(col(EventRow.id))
             ).all()
             return [
-                RepoEvent(EventKind(row.kind), row.detail,
-                          CommitSha(row.sha) if row.sha else None, _utc(row.at))
+                RepoEvent(
+                    EventKind(row.kind),
+                    row.detail,
+                    CommitSha(row.sha) if row.sha else None,
+                    _utc(row.at),
+                )
                 for row in rows
             ]
 
@@ -375,8 +390,10 @@ class SqlStore(Store):
             row = session.exec(
                 select(FileRow.header_sha256, FileRow.header_status, FileRow.header_error)
                 .where(
-                    or_(col(FileRow.lfs_sha256) == object_id,
-                        (col(FileRow.blob_id) == object_id) & col(FileRow.lfs_sha256).is_(None)),
+                    or_(
+                        col(FileRow.lfs_sha256) == object_id,
+                        (col(FileRow.blob_id) == object_id) & col(FileRow.lfs_sha256).is_(None),
+                    ),
                     col(FileRow.header_status).in_([s.value for s in _REUSABLE]),
                 )
                 .limit(1)

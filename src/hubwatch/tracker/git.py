@@ -84,8 +84,9 @@ class GitSource(RevisionSource):
             url = str(Path(url).resolve())
         try:
             if (mirror / "HEAD").exists():
-                self._git("fetch", "--prune", "--force", "--quiet", "origin",
-                          "+refs/*:refs/*", cwd=mirror)
+                self._git(
+                    "fetch", "--prune", "--force", "--quiet", "origin", "+refs/*:refs/*", cwd=mirror
+                )
             else:
                 mirror.parent.mkdir(parents=True, exist_ok=True)
                 tmp = mirror.with_suffix(".tmp")
@@ -94,8 +95,10 @@ class GitSource(RevisionSource):
                 self._git("clone", "--mirror", "--quiet", url, str(tmp))
                 tmp.rename(mirror)  # a crash mid-clone leaves only the .tmp folder
         except _GitFailed as exc:
-            if "not found" in exc.stderr or "does not appear to be a git" in exc.stderr or (
-                "does not exist" in exc.stderr
+            if (
+                "not found" in exc.stderr
+                or "does not appear to be a git" in exc.stderr
+                or ("does not exist" in exc.stderr)
             ):
                 raise RepoNotFound(f"{repo.repo_id}: git remote not found ({exc.stderr})") from None
             raise SourceUnavailable(f"{repo.repo_id}: git fetch failed: {exc.stderr}") from None
@@ -162,16 +165,21 @@ class GitSource(RevisionSource):
             _mode, kind, raw_blob, raw_size = meta.split()
             if kind != b"blob":
                 continue  # submodules have no bytes here
-            rows.append((raw_path.decode("utf-8", "surrogateescape"), raw_blob.decode(),
-                         int(raw_size)))
+            rows.append(
+                (raw_path.decode("utf-8", "surrogateescape"), raw_blob.decode(), int(raw_size))
+            )
         small = [blob for _, blob, size in rows if size < LFS_POINTER_MAX]
         pointers = {blob: parse_lfs_pointer(d) for blob, d in self._cat(mirror, small).items()}
         entries = []
         for path, blob, size in rows:
             lfs = pointers.get(blob)
             entries.append(
-                FileEntry(path=path, size=lfs[1] if lfs else size, blob_id=blob,
-                          lfs_sha256=lfs[0] if lfs else None)
+                FileEntry(
+                    path=path,
+                    size=lfs[1] if lfs else size,
+                    blob_id=blob,
+                    lfs_sha256=lfs[0] if lfs else None,
+                )
             )
         return entries
 

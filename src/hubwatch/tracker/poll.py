@@ -108,16 +108,29 @@ class Tracker:
 
         if status.repo_id != repo.repo_id and tracked.renamed_to != status.repo_id:
             self._store.update_repo(repo.repo_id, renamed_to=status.repo_id)
-            self._event(tracked, result, EventKind.REPO_RENAMED,
-                        f"{repo.repo_id} now redirects to {status.repo_id}")
+            self._event(
+                tracked,
+                result,
+                EventKind.REPO_RENAMED,
+                f"{repo.repo_id} now redirects to {status.repo_id}",
+            )
         if status.gated and tracked.state != RepoState.GATED:
-            self._set_state(tracked, result, RepoState.GATED, EventKind.REPO_GATED,
-                            f"{repo.repo_id} became gated")
+            self._set_state(
+                tracked,
+                result,
+                RepoState.GATED,
+                EventKind.REPO_GATED,
+                f"{repo.repo_id} became gated",
+            )
         elif not status.gated and tracked.state != RepoState.ACTIVE:
-            kind = EventKind.REPO_UNGATED if tracked.state == RepoState.GATED else (
-                EventKind.REPO_RESTORED)
-            self._set_state(tracked, result, RepoState.ACTIVE, kind,
-                            f"{repo.repo_id} is readable again")
+            kind = (
+                EventKind.REPO_UNGATED
+                if tracked.state == RepoState.GATED
+                else (EventKind.REPO_RESTORED)
+            )
+            self._set_state(
+                tracked, result, RepoState.ACTIVE, kind, f"{repo.repo_id} is readable again"
+            )
 
         known = self._store.known_shas(repo.repo_id)
         if tracked.head == status.head and known.get(status.head):
@@ -133,9 +146,14 @@ class Tracker:
         if gone:
             self._store.set_reachable(repo.repo_id, gone, False)
             result.unreachable = gone
-            self._event(tracked, result, EventKind.HISTORY_REWRITTEN,
-                        f"{len(gone)} recorded revision(s) no longer reachable from "
-                        f"{repo.branch}; they are kept", sha=gone[0])
+            self._event(
+                tracked,
+                result,
+                EventKind.HISTORY_REWRITTEN,
+                f"{len(gone)} recorded revision(s) no longer reachable from "
+                f"{repo.branch}; they are kept",
+                sha=gone[0],
+            )
         if back:
             self._store.set_reachable(repo.repo_id, back, True)
 
@@ -149,8 +167,9 @@ class Tracker:
                 )
             except AuthError as exc:
                 if isinstance(exc, RepoGated) and tracked.state != RepoState.GATED:
-                    self._set_state(tracked, result, RepoState.GATED, EventKind.REPO_GATED,
-                                    str(exc))
+                    self._set_state(
+                        tracked, result, RepoState.GATED, EventKind.REPO_GATED, str(exc)
+                    )
                 raise
             finally:
                 structlog.contextvars.unbind_contextvars("sha")
@@ -162,7 +181,11 @@ class Tracker:
         self._store.update_repo(repo.repo_id, head=status.head, polled_at=_now(), clear_error=True)
 
     def _set_state(
-        self, tracked: TrackedRepo, result: PollResult, state: RepoState, kind: EventKind,
+        self,
+        tracked: TrackedRepo,
+        result: PollResult,
+        state: RepoState,
+        kind: EventKind,
         detail: str,
     ) -> None:
         repo_id = tracked.ref.repo_id
@@ -171,7 +194,12 @@ class Tracker:
         self._store.update_repo(repo_id, state=state, polled_at=_now(), clear_error=True)
 
     def _event(
-        self, tracked: TrackedRepo, result: PollResult, kind: EventKind, detail: str, *,
+        self,
+        tracked: TrackedRepo,
+        result: PollResult,
+        kind: EventKind,
+        detail: str,
+        *,
         sha: CommitSha | None = None,
     ) -> None:
         event = RepoEvent(kind, detail, sha, _now())

@@ -45,6 +45,11 @@ class RetryPolicy:
                 if not exc.transient or attempt > self.attempts:
                     raise
                 wait = self.wait_for(attempt, exc)
-                log.warning("source_retry", what=what, attempt=attempt, wait_s=round(wait, 2),
-                            error=str(exc))
+                log.warning(
+                    "source_retry",
+                    what=what,
+                    attempt=attempt,
+                    wait_s=round(wait, 2),
+                    error=str(exc),
+                )
                 self.sleep(wait)

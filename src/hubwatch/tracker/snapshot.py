@@ -69,8 +69,9 @@ def _read_content(
     source: RevisionSource, repo: RepoRef, commit: CommitInfo, entry: FileEntry, cap: int
 ) -> ReadResult:
     if entry.size > cap:
-        return ReadResult(ReadStatus.OVER_CAP, error=f"{entry.path}: {entry.size} bytes, over "
-                          f"the cap of {cap}")
+        return ReadResult(
+            ReadStatus.OVER_CAP, error=f"{entry.path}: {entry.size} bytes, over the cap of {cap}"
+        )
     try:
         data = source.read_file(repo, commit.sha, entry.path, cap)
     except ContentTooLarge as exc:
@@ -94,8 +95,11 @@ def _check_content(path: str, data: bytes) -> tuple[ReadStatus, bytes, str | Non
         try:
             json.loads(text)
         except json.JSONDecodeError as exc:
-            return ReadStatus.INVALID, data, f"{path} is not valid JSON: {exc.msg} at line " \
-                f"{exc.lineno} column {exc.colno}"
+            return (
+                ReadStatus.INVALID,
+                data,
+                f"{path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+            )
         except RecursionError:
             return ReadStatus.INVALID, data, f"{path} is nested too deeply to parse"
     return ReadStatus.STORED, data, None
