@@ -102,6 +102,9 @@ BAD_HEADERS: dict[str, tuple[bytes, ReadStatus, str]] = {
     "notjson.safetensors": (_header_file(b"this is not json"), ReadStatus.INVALID, "not JSON"),
     "huge.safetensors": (_header_file(b"{}", claimed=1 << 30), ReadStatus.OVER_CAP, "over the cap"),
     "short.safetensors": (b"\x01\x02", ReadStatus.INVALID, "shorter than 8 bytes"),
+    "lying.safetensors": (_header_file(b'{"w": {"dtype": "F16", "shape": [4], '
+                                       b'"data_offsets": [0, 999999]}}'),
+                          ReadStatus.INVALID, "outside the 16 bytes of data"),
     "good.safetensors": (safetensors_bytes({"w": ("F16", [2, 2])}), ReadStatus.STORED, ""),
 }
 

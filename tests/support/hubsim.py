@@ -307,39 +307,37 @@ class HubSimulator:
             fault = self._next_fault(target.route)
             if fault:
                 self.stats.faults[fault.kind] += 1
-        status = 0
+        reply = None
+        if not fault or fault.kind not in ("timeout", "reset"):
+            ident = token if request.authorized else handler.client_address[0]
+            reply = self._respond(request, target, fault, ident)
+        truncate = fault is not None and fault.kind == "truncate"
+        # Count and log before writing: a client may look at them as soon as it has its answer.
+        record = RequestRecord(
+            request.method,
+            handler.path,
+            target.route,
+            reply.status if reply else 0,
+            handler.headers.get("Range"),
+            "Authorization" in handler.headers,
+            fault.kind if fault else None,
+        )
+        sent = reply.wire_length(request.method, truncate=truncate) if reply else 0
+        with self._lock:
+            self.requests.append(record)
+            self.stats.bytes_sent += sent
+            self.stats.lfs_bytes += sent if reply and reply.file else 0
         try:
-            if fault and fault.kind == "timeout":
-                # Hang up without a word after a while, like a stuck upstream behind a proxy.
-                handler.close_connection = True
-                self._stopping.wait(fault.stall_s)
+            if reply:
+                write_reply(handler, request.method, reply, truncate=truncate)
             elif fault and fault.kind == "reset":
                 reset_connection(handler)
             else:
-                ident = token if request.authorized else handler.client_address[0]
-                reply = self._respond(request, target, fault, ident)
-                status = reply.status
-                truncate = fault is not None and fault.kind == "truncate"
-                for sent in write_reply(handler, request.method, reply, truncate=truncate):
-                    with self._lock:
-                        self.stats.bytes_sent += sent
-                        self.stats.lfs_bytes += sent if reply.file else 0
+                # Hang up without a word after a while, like a stuck upstream behind a proxy.
+                handler.close_connection = True
+                self._stopping.wait(fault.stall_s if fault else 0)
         except OSError:
             handler.close_connection = True  # the client went away mid-response
-        finally:
-            auth = "Authorization" in handler.headers
-            fault_kind = fault.kind if fault else None
-            record = RequestRecord(
-                request.method,
-                handler.path,
-                target.route,
-                status,
-                handler.headers.get("Range"),
-                auth,
-                fault_kind,
-            )
-            with self._lock:
-                self.requests.append(record)
 
     def _next_fault(self, route: str) -> _Fault | None:
         for i, queued in enumerate(self._queued):
@@ -601,7 +599,7 @@ class HubSimulator:
             rows.sort(key=lambda row: row[sort], reverse=request.arg("direction", "-1") != "1")
         # The Hub lists a short summary, plus the field sorted on (huggingface_hub#2460), plus
         # whatever `full` or `expand` asks for.
-        keys = {*_LIST_KEYS, sort}
+        keys = {*_LIST_KEYS.split(), sort}
         if request.arg("full") in TRUE:
             keys |= {"author", "sha", "lastModified", "gated", "disabled", "siblings"}
         expand = request.query.get("expand", []) + request.query.get("expand[]", [])
@@ -613,5 +611,4 @@ class HubSimulator:
 
 
 _NO_ARGS = Request("GET", "", {}, Message(), b"", False)
-_LIST_KEYS = ("_id", "id", "modelId", "private", "likes", "downloads", "tags", "createdAt")
-_LIST_KEYS += ("library_name", "pipeline_tag")
+_LIST_KEYS = "_id id modelId private likes downloads tags createdAt library_name pipeline_tag"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import io
 import json
 import re
 import socket
@@ -35,6 +36,11 @@ class Reply:
     body: bytes = b""
     file: tuple[Path, int, int] | None = None
     """(path, offset, length) to stream in place of `body`."""
+
+    def wire_length(self, method: str, *, truncate: bool) -> int:
+        """Body bytes that go out: none for HEAD, half when truncated."""
+        length = self.file[2] if self.file else len(self.body)
+        return 0 if method == "HEAD" else length // 2 if truncate else length
 
 
 @dataclass(frozen=True)
@@ -149,25 +155,34 @@ def chunks(reply: Reply, limit: int) -> Iterator[bytes]:
 
 
 def error_reply(err: HubError, *, json_body: bool) -> Reply:
-    headers = {"X-Error-Message": err.message, **err.headers}
-    if err.code:
-        headers["X-Error-Code"] = err.code
+    """The Hub's error answer: X-Error-Code/-Message headers and a JSON or plain-text body."""
     if json_body:
         reply = json_reply({"error": err.message}, err.status)
-        reply.headers.update(headers)
-        return reply
-    headers["Content-Type"] = "text/plain; charset=utf-8"
-    return Reply(err.status, headers, err.message.encode())
+    else:
+        reply = text_reply(err.message, err.status)
+    reply.headers.update({"X-Error-Message": err.message, **err.headers})
+    if err.code:
+        reply.headers["X-Error-Code"] = err.code
+    return reply
 
 
 def json_reply(data: object, status: int = 200) -> Reply:
+    """Compact JSON, as the Hub sends it."""
     body = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
-    digest = base64.b64encode(hashlib.sha1(body).digest()).decode()[:27]
-    headers = {
-        "Content-Type": "application/json; charset=utf-8",
-        "ETag": f'W/"{len(body):x}-{digest}"',
-    }
-    return Reply(status, headers, body)
+    return _with_weak_etag(Reply(status, {"Content-Type": "application/json; charset=utf-8"}, body))
+
+
+def text_reply(text: str, status: int) -> Reply:
+    """A plain-text body, as the Hub sends its resolve errors."""
+    reply = Reply(status, {"Content-Type": "text/plain; charset=utf-8"}, text.encode())
+    return _with_weak_etag(reply)
+
+
+def _with_weak_etag(reply: Reply) -> Reply:
+    # The Hub's generated bodies carry Express's weak ETag: W/"<length hex>-<sha1 base64>".
+    digest = base64.b64encode(hashlib.sha1(reply.body).digest()).decode()[:27]
+    reply.headers["ETag"] = f'W/"{len(reply.body):x}-{digest}"'
+    return reply
 
 
 def content_type(content: bytes) -> str:
@@ -212,23 +227,16 @@ def next_link(base_url: str, request: Request, key: str, value: str) -> str:
 
 def write_reply(
     handler: BaseHTTPRequestHandler, method: str, reply: Reply, *, truncate: bool
-) -> Iterator[int]:
-    """Send `reply`, yielding the size of each body chunk once it is written.
-
-    `truncate` sends half the body after a full Content-Length, then ends the connection.
-    """
-    length = reply.file[2] if reply.file else len(reply.body)
+) -> None:
+    """Send `reply`; `truncate` stops the body halfway after a full Content-Length, and hangs up."""
     handler.send_response(reply.status)
     for key, value in reply.headers.items():
         handler.send_header(key, value)
-    handler.send_header("Content-Length", str(length))
+    handler.send_header("Content-Length", str(reply.wire_length("GET", truncate=False)))
     handler.end_headers()
     handler.close_connection = handler.close_connection or truncate
-    if method == "HEAD":
-        return
-    for chunk in chunks(reply, length // 2 if truncate else length):
+    for chunk in chunks(reply, reply.wire_length(method, truncate=truncate)):
         handler.wfile.write(chunk)
-        yield len(chunk)
 
 
 def reset_connection(handler: BaseHTTPRequestHandler) -> None:
@@ -240,6 +248,7 @@ def reset_connection(handler: BaseHTTPRequestHandler) -> None:
     handler.rfile.close()
     handler.wfile.close()
     sock.close()
+    handler.wfile = io.BytesIO()  # BaseHTTPRequestHandler still flushes it once; nothing is sent
 
 
 class Handler(BaseHTTPRequestHandler):

@@ -164,7 +164,7 @@ class HubSource(RevisionSource):
                     hf_raise_for_status(response)
                 yield response
         except Exception as exc:
-            raise _translate(repo, exc) from exc
+            raise _translate(repo, exc, reading=path) from exc
 
     def _call(self, repo: RepoRef, fn: Callable[[], T]) -> T:
         try:
@@ -189,8 +189,12 @@ def _retry_after(response: Any) -> float | None:
         return None
 
 
-def _translate(repo: RepoRef, exc: Exception) -> Exception:
-    """Map huggingface_hub / httpx2 failures onto hubwatch's error tree."""
+def _translate(repo: RepoRef, exc: Exception, reading: str | None = None) -> Exception:
+    """Map huggingface_hub / httpx2 failures onto hubwatch's error tree.
+
+    `reading` names the file being downloaded: a bare 404 there (the CDN lost an LFS object)
+    concerns that file, not the repo.
+    """
     name = repo.repo_id
     if isinstance(exc, SourceError):
         return exc
@@ -214,6 +218,8 @@ def _translate(repo: RepoRef, exc: Exception) -> Exception:
             return RateLimited(f"{name}: rate limited by the Hub (429)", _retry_after(response))
         if status in (401, 403):
             return AuthError(f"{name}: the Hub refused the request ({status})")
+        if status == 404 and reading is not None:
+            return EntryNotFound(f"{name}: content of {reading} not found (404)")
         if status == 404:
             return RepoNotFound(f"{name}: not found on the Hub (404)")
         if status >= 500 or status == 408:

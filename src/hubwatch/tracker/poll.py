@@ -82,7 +82,6 @@ class Tracker:
             result.error = str(exc)
             self._store.update_repo(repo_id, polled_at=_now(), error=result.error)
             self._event(tracked, result, EventKind.POLL_FAILED, result.error)
-            log.warning("poll_failed", error=result.error)
         finally:
             structlog.contextvars.unbind_contextvars("repo")
         return result
@@ -205,7 +204,8 @@ class Tracker:
         event = RepoEvent(kind, detail, sha, _now())
         self._store.add_event(tracked.ref.repo_id, event)
         result.events.append(event)
-        log.info(kind.value, detail=detail)
+        emit = log.warning if kind is EventKind.POLL_FAILED else log.info
+        emit(kind.value, detail=detail)
 
 
 def _now() -> datetime:

@@ -9,9 +9,9 @@ from hubwatch.errors import ContentTooLarge, ContentUnavailable, SourceError
 from hubwatch.models import CommitSha, FileEntry, ReadResult, ReadStatus, RepoRef
 from hubwatch.tracker.source import RevisionSource
 
-# Most headers fit in the first 100 kB (huggingface_hub measured 97% of the top 1000 models),
-# so one read usually does; a longer header costs exactly one more range read.
-FIRST_READ = 100_000
+# The first read takes exactly the 8-byte length prefix and the second exactly the header:
+# one request more than huggingface_hub's speculative 100 kB read, but not one byte of weights.
+PREFIX = 8
 
 
 def read_header(
@@ -19,23 +19,21 @@ def read_header(
 ) -> ReadResult:
     """Read and check the JSON header of one safetensors file; never raises SourceError."""
     try:
-        first = source.read_range(repo, sha, entry.path, 0, min(FIRST_READ, max(entry.size, 8)))
-        if len(first) < 8:
+        prefix = source.read_range(repo, sha, entry.path, 0, PREFIX)
+        if len(prefix) < PREFIX:
             return ReadResult(ReadStatus.INVALID, error=f"{entry.path}: file shorter than 8 bytes")
-        (length,) = struct.unpack("<Q", first[:8])
+        (length,) = struct.unpack("<Q", prefix)
         if length > max_bytes:
             return ReadResult(
                 ReadStatus.OVER_CAP,
                 error=f"{entry.path}: header claims {length} bytes, over the cap of {max_bytes}",
             )
-        if length + 8 > entry.size:
+        if length + PREFIX > entry.size:
             return ReadResult(
                 ReadStatus.INVALID,
                 error=f"{entry.path}: header claims {length} bytes but the file has {entry.size}",
             )
-        body = first[8 : 8 + length]
-        if len(body) < length:
-            body += source.read_range(repo, sha, entry.path, len(first), length + 8 - len(first))
+        body = source.read_range(repo, sha, entry.path, PREFIX, length)
         if len(body) < length:
             return ReadResult(
                 ReadStatus.INVALID,
@@ -49,11 +47,13 @@ def read_header(
         if not exc.per_file:
             raise  # worth retrying the whole revision rather than recording a hole
         return ReadResult(ReadStatus.ERROR, error=f"{entry.path}: {exc}")
-    return ReadResult(*check_header(entry.path, body))
+    return ReadResult(*check_header(entry.path, body, entry.size - PREFIX - length))
 
 
-def check_header(path: str, body: bytes) -> tuple[ReadStatus, bytes, str | None]:
-    """Validate a header's JSON; the bytes are kept either way, to show what was there."""
+def check_header(
+    path: str, body: bytes, data_size: int
+) -> tuple[ReadStatus, bytes, str | None]:
+    """Validate a header against the file it heads; the bytes are kept either way."""
     try:
         header = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -70,5 +70,16 @@ def check_header(path: str, body: bytes) -> tuple[ReadStatus, bytes, str | None]
             and isinstance(info.get("data_offsets"), list)
         ):
             problem = f"{path}: tensor {name[:80]!r} lacks dtype, shape or data_offsets"
+            return ReadStatus.INVALID, body, problem
+        offsets = info["data_offsets"]
+        if not (
+            len(offsets) == 2
+            and all(isinstance(o, int) for o in offsets)
+            and 0 <= offsets[0] <= offsets[1] <= data_size
+        ):
+            problem = (
+                f"{path}: tensor {name[:80]!r} has data_offsets {str(offsets)[:60]} outside "
+                f"the {data_size} bytes of data"
+            )
             return ReadStatus.INVALID, body, problem
     return ReadStatus.STORED, body, None
