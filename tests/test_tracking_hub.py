@@ -229,3 +229,35 @@ def test_unknown_repo_is_refused_and_nothing_stored(
     with pytest.raises(RepoNotFound):
         tracker_for(store, hub, tmp_path).track(RepoRef("org/nope"))
     assert store.list_repos() == []
+
+
+def test_gated_repo_with_a_granted_token_is_tracked(
+    store: SqlStore, hub: HubSimulator, tmp_path: Path
+) -> None:
+    make_repo(tmp_path / "up", [CommitSpec({"config.json": b"{}"})])
+    hub.add_repo("org/gated", tmp_path / "up", gated="manual")
+    result = tracker_for(store, hub, tmp_path).track(RepoRef("org/gated"))
+    assert result.error is None and len(result.new) == 1
+    assert store.get_repo("org/gated").state is RepoState.GATED
+    (entry,) = store.files("org/gated", result.new[0])
+    assert entry.content_status is ReadStatus.STORED
+
+
+def test_the_token_never_reaches_logs_errors_or_the_store(
+    store: SqlStore, hub: HubSimulator, tmp_path: Path
+) -> None:
+    from structlog.testing import capture_logs
+
+    make_repo(tmp_path / "up", [CommitSpec({"config.json": b"{}"})])
+    hub.add_repo("org/private", tmp_path / "up", private=True)
+    tracker = tracker_for(store, hub, tmp_path, attempts=1)
+    with capture_logs() as logs:
+        hub.fail_next(1, "500")
+        tracker.track(RepoRef("org/private"))
+        hub.fail_next(50, "500")
+        add_commits(tmp_path / "up", [CommitSpec({"config.json": b'{"a": 1}'})])
+        failed = tracker.poll("org/private")
+    assert failed.error and logs
+    assert all(r.auth for r in hub.requests if r.route != "cdn")  # the token was in use
+    seen = repr(logs) + repr(store.events("org/private")) + repr(store.list_repos())
+    assert TOKEN not in seen

@@ -102,49 +102,55 @@ def add_commits(
     lfs_patterns: Sequence[str] = DEFAULT_LFS_PATTERNS,
 ) -> list[str]:
     """Append `commits` to the repository at `path` (see `make_repo`); return their shas."""
-    # NOTE: fast-import writes commits without a work tree, so bare and plain repos are built alike.
-    shas = []
-    for spec in commits:
-        parent = _tip(path, spec.branch) or _tip(path, "HEAD")
-        stream = _fast_import_stream(path, spec, parent, lfs_dir, lfs_patterns)
-        with tempfile.TemporaryDirectory() as tmp:
-            marks = Path(tmp) / "marks"
-            git(path, "fast-import", "--quiet", f"--export-marks={marks}", stdin=stream)
-            sha = marks.read_text().split()[1]
+    # NOTE: one `git fast-import` writes every commit without a work tree, so bare and plain
+    # repos are built alike, and fast (benchmarks build long histories).
+    head = git(path, "symbolic-ref", "--short", "HEAD")
+    tips: dict[str, tuple[str, datetime]] = {}  # branch -> (sha or :mark, its date)
+
+    def tip(branch: str) -> tuple[str, datetime] | None:
+        if branch not in tips:
+            fmt = "--format=%(objectname) %(committerdate:unix)"
+            found = git(path, "for-each-ref", fmt, f"refs/heads/{branch}")
+            if not found:
+                return None
+            sha, seconds = found.split()
+            tips[branch] = (sha, datetime.fromtimestamp(int(seconds), UTC))
+        return tips[branch]
+
+    stream = []
+    specs = list(commits)
+    for mark, spec in enumerate(specs, 1):
+        parent = tip(spec.branch) or tip(head)
+        when = spec.date or (parent[1] + timedelta(hours=1) if parent else _FIRST_DATE)
+        when = when if when.tzinfo else when.replace(tzinfo=UTC)
+        stream.append(_commit_block(spec, mark, parent and parent[0], when, lfs_dir, lfs_patterns))
+        tips[spec.branch] = (f":{mark}", when)
         if spec.tag:
-            git(path, "update-ref", f"refs/tags/{spec.tag}", sha)
-        shas.append(sha)
+            stream.append(f"reset refs/tags/{spec.tag}\nfrom :{mark}\n\n".encode())
+    with tempfile.TemporaryDirectory() as tmp:
+        marks = Path(tmp) / "marks"
+        git(path, "fast-import", "--quiet", f"--export-marks={marks}", stdin=b"".join(stream))
+        shas = dict(line.split() for line in marks.read_text().splitlines())
     # Keep a plain repo's work tree in step, for tests that go on with porcelain commands.
-    if git(path, "rev-parse", "--is-bare-repository") == "false" and _tip(path, "HEAD"):
+    if git(path, "rev-parse", "--is-bare-repository") == "false" and tip(head):
         git(path, "reset", "-q", "--hard")
-    return shas
+    return [shas[f":{mark}"] for mark in range(1, len(specs) + 1)]
 
 
-def _tip(path: Path, branch: str) -> str | None:
-    ref = branch if branch == "HEAD" else f"refs/heads/{branch}"
-    done = subprocess.run(
-        ["git", "-C", str(path), "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
-        capture_output=True,
-        check=False,
-    )
-    return done.stdout.decode().strip() or None
-
-
-def _fast_import_stream(
-    path: Path,
+def _commit_block(
     spec: CommitSpec,
+    mark: int,
     parent: str | None,
+    when: datetime,
     lfs_dir: Path | None,
     lfs_patterns: Sequence[str],
 ) -> bytes:
     name, _, email = spec.author.partition(" <")
     email = email.rstrip(">") or f"{name}@users.noreply.huggingface.co"
-    when = spec.date or _next_date(path, parent)
-    when = when if when.tzinfo else when.replace(tzinfo=UTC)
     ident = f"{name} <{email}> {int(when.timestamp())} {when.strftime('%z')}"
     message = spec.message.encode()
     out = [
-        f"commit refs/heads/{spec.branch}\nmark :1\n".encode(),
+        f"commit refs/heads/{spec.branch}\nmark :{mark}\n".encode(),
         f"author {ident}\ncommitter {ident}\ndata {len(message)}\n".encode() + message + b"\n",
     ]
     if parent:
@@ -159,11 +165,4 @@ def _fast_import_stream(
                 (lfs_dir / hashlib.sha256(content).hexdigest()).write_bytes(content)
             content = lfs_pointer(content)
         out.append(f"M 100644 inline {file_path}\ndata {len(content)}\n".encode() + content + b"\n")
-    return b"".join(out)
-
-
-def _next_date(path: Path, parent: str | None) -> datetime:
-    if parent is None:
-        return _FIRST_DATE
-    seconds = int(git(path, "log", "-1", "--format=%ct", parent))
-    return datetime.fromtimestamp(seconds, UTC) + timedelta(hours=1)
+    return b"".join(out) + b"\n"
