@@ -25,14 +25,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.suppor
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 from huggingface_hub import snapshot_download
-from tests.support.gitrepo import CommitSpec, add_commits, make_repo, safetensors_bytes
-from tests.support.hubsim import HubSimulator
 
 from hubwatch.logging import configure_logging
 from hubwatch.models import RepoRef, SourceKind
 from hubwatch.store.sql import SqlStore
 from hubwatch.tracker.hub import HubSource
 from hubwatch.tracker.poll import Tracker
+from tests.support.gitrepo import CommitSpec, add_commits, make_repo, safetensors_bytes
+from tests.support.hubsim import HubSimulator
 
 REPO = "bench/sharded-model"
 SHARDS = 4
@@ -59,8 +59,9 @@ def files(salt: int = 0) -> dict[str, bytes]:
         weight_map.update({t: name for t in header if t != "__metadata__"})
     out["model.safetensors.index.json"] = json.dumps({"weight_map": weight_map}).encode()
     out["config.json"] = json.dumps({"model_type": "llama", "hidden_size": HIDDEN}).encode()
-    out["tokenizer.json"] = json.dumps({"model": {"vocab": {f"t{i}": i for i in range(20000)}}}
-                                       ).encode()
+    out["tokenizer.json"] = json.dumps(
+        {"model": {"vocab": {f"t{i}": i for i in range(20000)}}}
+    ).encode()
     out["tokenizer_config.json"] = b'{"chat_template": "{{ messages }}"}'
     out["README.md"] = b"---\nlicense: apache-2.0\n---\n# bench model\n"
     return out
@@ -123,35 +124,57 @@ def main() -> None:
         repo = RepoRef(REPO)
 
         rows: list[tuple[str, Cost]] = []
-        rows.append(("backfill (1 revision)", measure(sim, header_ends,
-                                                      lambda: tracker.track(repo))))
-        add_commits(tmp / "up", [CommitSpec({"config.json": b'{"model_type": "llama", '
-                                                            b'"hidden_size": 256, "x": 1}'})])
-        rows.append(("new revision: config.json edit",
-                     measure(sim, header_ends, lambda: tracker.poll(REPO))))
+        rows.append(
+            ("backfill (1 revision)", measure(sim, header_ends, lambda: tracker.track(repo)))
+        )
+        add_commits(
+            tmp / "up",
+            [CommitSpec({"config.json": b'{"model_type": "llama", "hidden_size": 256, "x": 1}'})],
+        )
+        rows.append(
+            (
+                "new revision: config.json edit",
+                measure(sim, header_ends, lambda: tracker.poll(REPO)),
+            )
+        )
         reupload = files(salt=1)
         note(reupload)
         name = "model-00001-of-00004.safetensors"
         add_commits(tmp / "up", [CommitSpec({name: reupload[name]})], lfs_dir=lfs)
-        rows.append(("new revision: one shard re-uploaded",
-                     measure(sim, header_ends, lambda: tracker.poll(REPO))))
+        rows.append(
+            (
+                "new revision: one shard re-uploaded",
+                measure(sim, header_ends, lambda: tracker.poll(REPO)),
+            )
+        )
         rows.append(("idle poll", measure(sim, header_ends, lambda: tracker.poll(REPO))))
 
         sha = store.history(REPO)[-1].sha
-        baseline = measure(sim, header_ends, lambda: snapshot_download(
-            REPO, revision=sha, endpoint=sim.url, cache_dir=tmp / "hf-cache", token=False))
+        baseline = measure(
+            sim,
+            header_ends,
+            lambda: snapshot_download(
+                REPO, revision=sha, endpoint=sim.url, cache_dir=tmp / "hf-cache", token=False
+            ),
+        )
         # snapshot_download downloads the weights themselves: count every LFS byte served.
         baseline.weight_bytes = sim.stats.lfs_bytes
         store.close()
 
     weights = sum(len(v) for k, v in first.items() if k.endswith(".safetensors"))
-    print(f"repo: {SHARDS} safetensors shards ({weights:,} bytes of weights), index, config, "
-          "tokenizer, card")
-    print(f"{'case':40} {'requests':>9} {'bytes':>12} {'weight bytes':>13} "
-          f"{'requests/base':>14} {'bytes/base':>11}")
+    print(
+        f"repo: {SHARDS} safetensors shards ({weights:,} bytes of weights), index, config, "
+        "tokenizer, card"
+    )
+    print(
+        f"{'case':40} {'requests':>9} {'bytes':>12} {'weight bytes':>13} "
+        f"{'requests/base':>14} {'bytes/base':>11}"
+    )
     for label, cost in [*rows, ("baseline: snapshot_download 1 revision", baseline)]:
-        print(f"{label:40} {cost.requests:>9} {cost.bytes:>12,} {cost.weight_bytes:>13,} "
-              f"{cost.requests / baseline.requests:>14.3f} {cost.bytes / baseline.bytes:>11.5f}")
+        print(
+            f"{label:40} {cost.requests:>9} {cost.bytes:>12,} {cost.weight_bytes:>13,} "
+            f"{cost.requests / baseline.requests:>14.3f} {cost.bytes / baseline.bytes:>11.5f}"
+        )
 
 
 if __name__ == "__main__":

@@ -46,8 +46,13 @@ def test_unreachable_hub_is_exit_5(env: dict[str, str]) -> None:
 
 
 def test_track_history_show_json(env: dict[str, str], tmp_path: Path) -> None:
-    shas = make_repo(tmp_path / "up", [CommitSpec({"config.json": b"{}"}, message="one"),
-                                       CommitSpec({"config.json": b"{\"a\": 1}"}, message="two")])
+    shas = make_repo(
+        tmp_path / "up",
+        [
+            CommitSpec({"config.json": b"{}"}, message="one"),
+            CommitSpec({"config.json": b'{"a": 1}'}, message="two"),
+        ],
+    )
     code, _, stderr = run(env, "track", "org/m", "--source", "git", "--url", str(tmp_path / "up"))
     assert code == 0, stderr
     code, stdout, _ = run(env, "history", "org/m", "--json")

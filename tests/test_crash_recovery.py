@@ -18,7 +18,9 @@ pytestmark = pytest.mark.slow
 REPO_ID = "org/crashy"
 
 
-def _history(url: str) -> list[tuple[str, str, tuple[str, ...], tuple[tuple[str, str | None], ...]]]:
+def _history(
+    url: str,
+) -> list[tuple[str, str, tuple[str, ...], tuple[tuple[str, str | None], ...]]]:
     store = SqlStore(url)
     try:
         result = []
@@ -34,7 +36,7 @@ def _count(url: str) -> int:
     store = SqlStore(url)
     try:
         return len(store.history(REPO_ID)) if store.list_repos() else 0
-    except Exception:  # noqa: BLE001 - the schema may not exist yet while the child starts
+    except Exception:  # the schema may not exist yet while the child starts
         return 0
     finally:
         store.close()
@@ -43,42 +45,65 @@ def _count(url: str) -> int:
 def _start(
     url: str, data_dir: Path, upstream: Path, capture: bool = False
 ) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "HUBWATCH_DATABASE_URL": url, "HUBWATCH_DATA_DIR": str(data_dir),
-           "HUBWATCH_LOG_LEVEL": "WARNING"}
+    env = {
+        **os.environ,
+        "HUBWATCH_DATABASE_URL": url,
+        "HUBWATCH_DATA_DIR": str(data_dir),
+        "HUBWATCH_LOG_LEVEL": "WARNING",
+    }
     return subprocess.Popen(
-        [sys.executable, "-m", "hubwatch", "track", REPO_ID, "--source", "git", "--url",
-         str(upstream)],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE if capture else subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "hubwatch",
+            "track",
+            REPO_ID,
+            "--source",
+            "git",
+            "--url",
+            str(upstream),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE if capture else subprocess.DEVNULL,
     )
 
 
-def test_sigkill_during_backfill_loses_and_duplicates_nothing(
-    db_url: str, tmp_path: Path
-) -> None:
+def test_sigkill_during_backfill_loses_and_duplicates_nothing(db_url: str, tmp_path: Path) -> None:
     upstream = tmp_path / "up"
     # Each commit changes a sizeable tokenizer file, so each revision is a real write.
-    make_repo(upstream, [
-        CommitSpec({"tokenizer.json": (f'{{"v": {i}, "pad": "' + "x" * 200_000 + '"}').encode(),
-                    "config.json": f'{{"n": {i}}}'.encode()}, message=f"commit {i}")
-        for i in range(40)
-    ])
+    make_repo(
+        upstream,
+        [
+            CommitSpec(
+                {
+                    "tokenizer.json": (f'{{"v": {i}, "pad": "' + "x" * 200_000 + '"}').encode(),
+                    "config.json": f'{{"n": {i}}}'.encode(),
+                },
+                message=f"commit {i}",
+            )
+            for i in range(40)
+        ],
+    )
     kills = 0
-    # Kill once the store holds at least k revisions (the next write is under way), and once
-    # at fixed delays that fall in start-up, migrations and the mirror clone.
-    for threshold in (None, 2, 9, 17, 26, 35):
+    # First a kill at a fixed delay (start-up, migrations, the mirror clone), then kills once
+    # the store holds a few more revisions than before (the next write is then under way).
+    for round_ in range(6):
+        before = _count(db_url)
         proc = _start(db_url, tmp_path / "data", upstream)
-        if threshold is None:
-            time.sleep(0.8)
+        if round_ == 0:
+            time.sleep(0.3)
         else:
             deadline = time.monotonic() + 60
-            while _count(db_url) < threshold and proc.poll() is None:
+            while _count(db_url) < before + 4 and proc.poll() is None:
                 assert time.monotonic() < deadline, "backfill made no progress"
                 time.sleep(0.005)
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
             kills += 1
         proc.wait()
-    assert kills >= 4, "the backfill finished too fast to be interrupted"
+    assert kills == 6, "the backfill finished before it could be interrupted"
+    assert _count(db_url) < 40
 
     final = _start(db_url, tmp_path / "data", upstream, capture=True)
     _, stderr = final.communicate(timeout=120)

@@ -21,7 +21,10 @@ def _block_after(marker: str) -> str:
 
 def test_readme_help_block_matches_the_real_help() -> None:
     result = CliRunner().invoke(
-        app, ["--help"], prog_name="hubwatch", terminal_width=100,
+        app,
+        ["--help"],
+        prog_name="hubwatch",
+        terminal_width=100,
         env={"COLUMNS": "100", "TERM": "dumb", "NO_COLOR": "1"},
     )
     real = "\n".join(line.rstrip() for line in result.stdout.strip("\n").splitlines())

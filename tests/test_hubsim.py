@@ -7,7 +7,6 @@ import hashlib
 import json
 import re
 import struct
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -27,8 +26,8 @@ from huggingface_hub.errors import (
     RevisionNotFoundError,
 )
 
-from support.gitrepo import CommitSpec, add_commits, make_repo, safetensors_bytes
-from support.hubsim import FaultPlan, HubSimulator
+from tests.support.gitrepo import CommitSpec, add_commits, git, make_repo, safetensors_bytes
+from tests.support.hubsim import FaultPlan, HubSimulator
 
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared"
 TRACES = SHARED / "data" / "hub-traces"
@@ -62,7 +61,9 @@ def repo(tmp_path: Path) -> Repo:
     lfs_dir = tmp_path / "lfs"
     specs = [
         CommitSpec({"config.json": CONFIG, "README.md": b"---\nlicense: mit\n---\n# m\n"}),
-        CommitSpec({"model.safetensors": WEIGHTS}, message="Add weights\n\nbf16 embeddings", tag="v1"),
+        CommitSpec(
+            {"model.safetensors": WEIGHTS}, message="Add weights\n\nbf16 embeddings", tag="v1"
+        ),
         CommitSpec({"tokenizer/vocab.json": b"{}"}, message="Add tokenizer"),
         CommitSpec({"README.md": b"# m\n"}, message="Drop card metadata"),
         CommitSpec({"tokenizer/vocab.json": None}, message="Remove vocab", author="alice"),
@@ -94,7 +95,13 @@ CONTRACT = [
     ("ref-anonymous.json", 13),  # HEAD resolve of a missing file: 404 EntryNotFound
 ]
 # Headers whose shape (hex and digits abstracted) must match the recording.
-SHAPED_HEADERS = ("X-Repo-Commit", "X-Linked-Etag", "Accept-Ranges", "Ratelimit", "Ratelimit-Policy")
+SHAPED_HEADERS = (
+    "X-Repo-Commit",
+    "X-Linked-Etag",
+    "Accept-Ranges",
+    "Ratelimit",
+    "Ratelimit-Policy",
+)
 # Headers whose value must equal the recording's, the repo being rebuilt byte for byte.
 EQUAL_HEADERS = ("X-Error-Code", "X-Error-Message", "X-Linked-Size", "Content-Type")
 # NOTE: the simulator serves LFS content from its CDN and does not emulate Xet storage, so it
@@ -114,7 +121,10 @@ def traced_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[HubSi
         "oid sha256:cd44947308b4b22228767cab8addd523d1de22abd9b23a10808e5fc295202e4f\n"
         "size 1048576\n"
     )
-    files = {"regression/ref-regular.txt": regular.encode(), "regression/ref-lfs.bin": pointer.encode()}
+    files = {
+        "regression/ref-regular.txt": regular.encode(),
+        "regression/ref-lfs.bin": pointer.encode(),
+    }
     git_dir = tmp_path_factory.mktemp("traced") / "repo"
     (sha,) = make_repo(git_dir, [CommitSpec(files)], lfs_patterns=())
     with HubSimulator() as hub:
@@ -203,7 +213,9 @@ def _assert_same_tree_or_info(recorded: Any, simulated: Any) -> None:
 # -- the real huggingface_hub client ----------------------------------------------------------
 
 
-def test_list_repo_commits_follows_pages_newest_first(sim: HubSimulator, api: HfApi, repo: Repo) -> None:
+def test_list_repo_commits_follows_pages_newest_first(
+    sim: HubSimulator, api: HfApi, repo: Repo
+) -> None:
     commits = api.list_repo_commits("org/model")
 
     assert [c.commit_id for c in commits] == repo.shas[::-1]
@@ -221,7 +233,7 @@ def test_list_repo_tree_reports_lfs_files(api: HfApi, repo: Repo) -> None:
     assert weights.size == len(WEIGHTS)
     assert weights.lfs is not None
     assert weights.lfs.sha256 == hashlib.sha256(WEIGHTS).hexdigest()
-    assert weights.blob_id == _git(repo.git_dir, "rev-parse", "v1:model.safetensors")
+    assert weights.blob_id == git(repo.git_dir, "rev-parse", "v1:model.safetensors")
     assert set(entries) == {"config.json", "README.md", "model.safetensors"}
 
 
@@ -239,7 +251,9 @@ def test_get_paths_info_skips_missing_paths(api: HfApi) -> None:
 
 @pytest.mark.parametrize("revision", ["dev", "v1", "main"])
 def test_model_info_resolves_branches_and_tags(api: HfApi, repo: Repo, revision: str) -> None:
-    assert api.model_info("org/model", revision=revision).sha == _git(repo.git_dir, "rev-parse", revision)
+    assert api.model_info("org/model", revision=revision).sha == git(
+        repo.git_dir, "rev-parse", revision
+    )
 
 
 def test_model_info_resolves_short_and_full_shas(api: HfApi, repo: Repo) -> None:
@@ -400,7 +414,7 @@ def test_list_models_sorts_by_last_modified_newest_first(
 def test_mirror_of_a_real_hub_repo_keeps_its_history(sim: HubSimulator, tmp_path: Path) -> None:
     if not GRANITE.is_file():
         pytest.skip("../shared/data/hub-mirrors is not beside this checkout")
-    subprocess.run(["git", "clone", "-q", "--bare", str(GRANITE), str(tmp_path / "g")], check=True)
+    git(tmp_path, "clone", "-q", "--bare", str(GRANITE), "g")
     sim.add_repo("ibm-granite/granite-3.1-1b-a400m-instruct", tmp_path / "g")
     api = HfApi(endpoint=sim.url, token=False)
 
@@ -410,6 +424,7 @@ def test_mirror_of_a_real_hub_repo_keeps_its_history(sim: HubSimulator, tmp_path
     assert len(commits) == 9
     assert commits[0].commit_id == "73154eec21d1b9803ca85a415ddc9cec1287a492"
     assert commits[0].authors == ["ibibrahim"]  # the Hub user behind the noreply email
+    assert isinstance(files[0], huggingface_hub.hf_api.RepoFile)
     assert files[0].lfs is not None and files[0].size == 2669283096
 
 
@@ -541,9 +556,4 @@ def test_make_repo_is_deterministic_and_can_be_bare(tmp_path: Path) -> None:
 
     assert plain == bare
     assert (tmp_path / "plain" / "b.txt").read_bytes() == b"b"
-    assert _git(tmp_path / "bare", "ls-tree", "--name-only", "main") == "b.txt"
-
-
-def _git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=True)
-    return done.stdout.decode().strip()
+    assert git(tmp_path / "bare", "ls-tree", "--name-only", "main") == "b.txt"

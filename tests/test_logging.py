@@ -13,7 +13,9 @@ from hubwatch.logging import configure_logging
 def test_json_logs_redact_secret_keys(capsys: pytest.CaptureFixture[str]) -> None:
     configure_logging("INFO", json=True)
     try:
-        structlog.get_logger("t").info("hub_call", repo="org/m", token="hf_secret", Authorization="x")
+        structlog.get_logger("t").info(
+            "hub_call", repo="org/m", token="hf_secret", Authorization="x"
+        )
         line = json.loads(capsys.readouterr().err)
     finally:
         structlog.reset_defaults()

@@ -33,11 +33,18 @@ def sha(n: int) -> CommitSha:
 
 def snapshot(n: int, files: dict[str, bytes], parent: int | None = None) -> Snapshot:
     entries = tuple(
-        FileEntry(path, len(data), f"blob-{path}-{hash(data) & 0xFFFF:x}") for path, data in files.items()
+        FileEntry(path, len(data), f"blob-{path}-{hash(data) & 0xFFFF:x}")
+        for path, data in files.items()
     )
     contents = {path: ReadResult(ReadStatus.STORED, data) for path, data in files.items()}
-    commit = CommitInfo(sha(n), (sha(parent),) if parent is not None else (), T0 + timedelta(n),
-                        ("someone",), f"commit {n}", "")
+    commit = CommitInfo(
+        sha(n),
+        (sha(parent),) if parent is not None else (),
+        T0 + timedelta(n),
+        ("someone",),
+        f"commit {n}",
+        "",
+    )
     return Snapshot(commit, entries, contents)
 
 

@@ -23,18 +23,31 @@ CONFIG = json.dumps({"model_type": "llama", "hidden_size": 64}).encode()
 
 def make_tracker(store: SqlStore, tmp_path: Path, limits: Limits | None = None) -> Tracker:
     source = GitSource(tmp_path / "mirrors", timeout_s=60)
-    return Tracker(store, {SourceKind.GIT: source}, limits or Limits(),
-                   RetryPolicy(attempts=2, sleep=lambda _s: None))
+    return Tracker(
+        store,
+        {SourceKind.GIT: source},
+        limits or Limits(),
+        RetryPolicy(attempts=2, sleep=lambda _s: None),
+    )
 
 
 def test_backfill_stores_every_revision_oldest_first(store: SqlStore, tmp_path: Path) -> None:
     upstream = tmp_path / "up"
-    shas = make_repo(upstream, [CommitSpec({"config.json": CONFIG, "README.md": f"v{i}".encode()},
-                                           message=f"commit {i}") for i in range(5)])
+    shas = make_repo(
+        upstream,
+        [
+            CommitSpec(
+                {"config.json": CONFIG, "README.md": f"v{i}".encode()}, message=f"commit {i}"
+            )
+            for i in range(5)
+        ],
+    )
     tracker = make_tracker(store, tmp_path)
     seen: list[tuple[int, int]] = []
-    result = tracker.track(RepoRef("org/m", SourceKind.GIT, str(upstream)),
-                           lambda done, total, _c: seen.append((done, total)))
+    result = tracker.track(
+        RepoRef("org/m", SourceKind.GIT, str(upstream)),
+        lambda done, total, _c: seen.append((done, total)),
+    )
     assert result.new == shas
     assert [r.sha for r in store.history("org/m")] == shas
     assert seen == [(i, 5) for i in range(1, 6)]
@@ -57,13 +70,15 @@ def test_rewritten_history_is_an_event_and_keeps_old_revisions(
     store: SqlStore, tmp_path: Path
 ) -> None:
     upstream = tmp_path / "up"
-    old = make_repo(upstream, [CommitSpec({"config.json": CONFIG}, message=f"c{i}")
-                               for i in range(3)])
+    old = make_repo(
+        upstream, [CommitSpec({"config.json": CONFIG}, message=f"c{i}") for i in range(3)]
+    )
     tracker = make_tracker(store, tmp_path)
     tracker.track(RepoRef("org/m", SourceKind.GIT, str(upstream)))
     git(upstream, "reset", "-q", "--hard", old[0])  # squash-and-force-push, as seen on the Hub
-    new = add_commits(upstream, [CommitSpec({"config.json": b'{"model_type": "x"}'},
-                                            message="squashed")])
+    new = add_commits(
+        upstream, [CommitSpec({"config.json": b'{"model_type": "x"}'}, message="squashed")]
+    )
     result = tracker.poll("org/m")
     assert result.new == new
     assert sorted(result.unreachable) == sorted(old[1:])
@@ -97,14 +112,19 @@ BAD_FILES: dict[str, tuple[bytes, ReadStatus, str]] = {
     "tokenizer.json": (b'{"big": "' + b"x" * 3000 + b'"}', ReadStatus.OVER_CAP, "over the cap"),
 }
 BAD_HEADERS: dict[str, tuple[bytes, ReadStatus, str]] = {
-    "truncated.safetensors": (_header_file(b'{"a": 1}', claimed=4000, data=0)[:200],
-                              ReadStatus.INVALID, "claims 4000 bytes but the file has"),
+    "truncated.safetensors": (
+        _header_file(b'{"a": 1}', claimed=4000, data=0)[:200],
+        ReadStatus.INVALID,
+        "claims 4000 bytes but the file has",
+    ),
     "notjson.safetensors": (_header_file(b"this is not json"), ReadStatus.INVALID, "not JSON"),
     "huge.safetensors": (_header_file(b"{}", claimed=1 << 30), ReadStatus.OVER_CAP, "over the cap"),
     "short.safetensors": (b"\x01\x02", ReadStatus.INVALID, "shorter than 8 bytes"),
-    "lying.safetensors": (_header_file(b'{"w": {"dtype": "F16", "shape": [4], '
-                                       b'"data_offsets": [0, 999999]}}'),
-                          ReadStatus.INVALID, "outside the 16 bytes of data"),
+    "lying.safetensors": (
+        _header_file(b'{"w": {"dtype": "F16", "shape": [4], "data_offsets": [0, 999999]}}'),
+        ReadStatus.INVALID,
+        "outside the 16 bytes of data",
+    ),
     "good.safetensors": (safetensors_bytes({"w": ("F16", [2, 2])}), ReadStatus.STORED, ""),
 }
 

@@ -24,17 +24,36 @@ GRANITE = "ibm-granite/granite-3.1-1b-a400m-instruct"
 GRANITE_CHANGES = [
     ("initial commit", [".gitattributes", "README.md"]),
     ("draft granite instruct model card.", ["README.md"]),
-    ("Model upload", ["added_tokens.json", "config.json", "generation_config.json", "merges.txt",
-                      "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors",
-                      "model.safetensors.index.json", "special_tokens_map.json", "tokenizer.json",
-                      "tokenizer_config.json", "vocab.json"]),
+    (
+        "Model upload",
+        [
+            "added_tokens.json",
+            "config.json",
+            "generation_config.json",
+            "merges.txt",
+            "model-00001-of-00002.safetensors",
+            "model-00002-of-00002.safetensors",
+            "model.safetensors.index.json",
+            "special_tokens_map.json",
+            "tokenizer.json",
+            "tokenizer_config.json",
+            "vocab.json",
+        ],
+    ),
     ("draft v2", ["README.md"]),
     ("Update README.md", ["README.md"]),
     ("Update README.md", ["README.md"]),
     ("Updated chat template", ["tokenizer_config.json"]),
-    ("Added bf16 tensors", ["config.json", "model-00001-of-00002.safetensors",
-                            "model-00002-of-00002.safetensors", "model.safetensors",
-                            "model.safetensors.index.json"]),
+    (
+        "Added bf16 tensors",
+        [
+            "config.json",
+            "model-00001-of-00002.safetensors",
+            "model-00002-of-00002.safetensors",
+            "model.safetensors",
+            "model.safetensors.index.json",
+        ],
+    ),
     ("Update README.md", ["README.md"]),
 ]
 
@@ -47,8 +66,9 @@ def hub() -> Iterator[HubSimulator]:
     assert sim.errors == []
 
 
-def tracker_for(store: SqlStore, hub: HubSimulator, tmp_path: Path, token: str | None = TOKEN,
-                attempts: int = 3) -> Tracker:
+def tracker_for(
+    store: SqlStore, hub: HubSimulator, tmp_path: Path, token: str | None = TOKEN, attempts: int = 3
+) -> Tracker:
     sources = {
         SourceKind.HUB: HubSource(hub.url, token, timeout_s=5),
         SourceKind.GIT: GitSource(tmp_path / "mirrors"),
@@ -64,8 +84,9 @@ def _record(store: SqlStore, repo_id: str) -> list[tuple[object, ...]]:
             (f.path, f.size, f.blob_id, f.lfs_sha256, f.content_sha256, f.content_status)
             for f in store.files(repo_id, rev.sha)
         )
-        rows.append((rev.sha, rev.date, rev.title, rev.message, rev.parents, rev.changed,
-                     rev.card, files))
+        rows.append(
+            (rev.sha, rev.date, rev.title, rev.message, rev.parents, rev.changed, rev.card, files)
+        )
     return rows
 
 
@@ -86,7 +107,8 @@ def test_granite_history_is_identical_through_hub_and_git(
     upload = {f.path: f for f in store.files(GRANITE, history[2].sha)}
     assert upload["config.json"].content_status is ReadStatus.STORED
     assert json.loads(store.blob(upload["config.json"].content_sha256))["model_type"] == (
-        "granitemoe")
+        "granitemoe"
+    )
     assert upload["model-00001-of-00002.safetensors"].lfs_sha256 is not None
     # The mirror has only LFS pointers, so no header can be read from either source.
     mirrored = {f.path: f for f in store.files("mirror/granite", history[2].sha)}
@@ -103,15 +125,27 @@ def test_sharded_safetensors_headers_are_read_by_range(
 ) -> None:
     shard1 = safetensors_bytes({"model.embed.weight": ("BF16", [512, 64])})
     shard2 = safetensors_bytes({"lm_head.weight": ("BF16", [512, 64])})
-    index = {"metadata": {"total_size": 131072}, "weight_map": {
-        "model.embed.weight": "model-00001-of-00002.safetensors",
-        "lm_head.weight": "model-00002-of-00002.safetensors"}}
-    make_repo(tmp_path / "up", [CommitSpec({
-        "config.json": b'{"model_type": "llama"}',
-        "model.safetensors.index.json": json.dumps(index).encode(),
-        "model-00001-of-00002.safetensors": shard1,
-        "model-00002-of-00002.safetensors": shard2,
-    })], lfs_dir=tmp_path / "lfs")
+    index = {
+        "metadata": {"total_size": 131072},
+        "weight_map": {
+            "model.embed.weight": "model-00001-of-00002.safetensors",
+            "lm_head.weight": "model-00002-of-00002.safetensors",
+        },
+    }
+    make_repo(
+        tmp_path / "up",
+        [
+            CommitSpec(
+                {
+                    "config.json": b'{"model_type": "llama"}',
+                    "model.safetensors.index.json": json.dumps(index).encode(),
+                    "model-00001-of-00002.safetensors": shard1,
+                    "model-00002-of-00002.safetensors": shard2,
+                }
+            )
+        ],
+        lfs_dir=tmp_path / "lfs",
+    )
     hub.add_repo("org/sharded", tmp_path / "up", lfs_dir=tmp_path / "lfs")
     result = tracker_for(store, hub, tmp_path).track(RepoRef("org/sharded"))
     files = {f.path: f for f in store.files("org/sharded", result.new[0])}
@@ -125,8 +159,11 @@ def test_sharded_safetensors_headers_are_read_by_range(
 def test_unchanged_files_are_not_downloaded_again(
     store: SqlStore, hub: HubSimulator, tmp_path: Path
 ) -> None:
-    make_repo(tmp_path / "up", [CommitSpec({"tokenizer.json": b'{"v": 1}', "README.md": b"a"})],
-              lfs_dir=tmp_path / "lfs")
+    make_repo(
+        tmp_path / "up",
+        [CommitSpec({"tokenizer.json": b'{"v": 1}', "README.md": b"a"})],
+        lfs_dir=tmp_path / "lfs",
+    )
     hub.add_repo("org/m", tmp_path / "up")
     tracker = tracker_for(store, hub, tmp_path)
     tracker.track(RepoRef("org/m"))
@@ -201,9 +238,14 @@ def test_transient_hub_errors_are_retried(
     assert result.error is None and len(result.new) == 1
 
 
-@pytest.mark.parametrize(("fault", "message"), [
-    ("500", "answered 500"), ("reset", "cannot reach the Hub"), ("429", "rate limited"),
-])
+@pytest.mark.parametrize(
+    ("fault", "message"),
+    [
+        ("500", "answered 500"),
+        ("reset", "cannot reach the Hub"),
+        ("429", "rate limited"),
+    ],
+)
 def test_persistent_hub_errors_fail_the_poll_and_keep_the_store(
     store: SqlStore, hub: HubSimulator, tmp_path: Path, fault: str, message: str
 ) -> None:

@@ -1,1 +1,1 @@
-"""Local stand-ins for the services hubwatch talks to (the Hugging Face Hub, OSV), for tests and benchmarks."""
+"""Local stand-ins for the services hubwatch calls, such as the Hugging Face Hub."""

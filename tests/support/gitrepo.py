@@ -18,6 +18,11 @@ from pathlib import Path
 DEFAULT_LFS_PATTERNS: tuple[str, ...] = ("*.safetensors", "*.bin", "*.pt", "*.pth", "*.gguf")
 LFS_SPEC = b"version https://git-lfs.github.com/spec/v1\n"
 _FIRST_DATE = datetime(2024, 1, 1, tzinfo=UTC)
+# For porcelain commands that tests run through `git()` on a machine without a git identity.
+_IDENTITY = (
+    "-c", "user.name=hubwatch-tester", "-c", "user.email=tester@example.com",
+    "-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false",
+)  # fmt: skip
 _DTYPE_SIZES = {
     "BOOL": 1, "U8": 1, "I8": 1, "F8_E4M3": 1, "F8_E5M2": 1,
     "U16": 2, "I16": 2, "F16": 2, "BF16": 2,
@@ -45,7 +50,7 @@ class CommitSpec:
 def git(repo: Path, *args: str, stdin: bytes | None = None) -> str:
     """Run `git -C repo args...` and return its stdout (stripped); raise on failure."""
     done = subprocess.run(
-        ["git", "-C", str(repo), "-c", "commit.gpgsign=false", *args],
+        ["git", "-C", str(repo), *_IDENTITY, *args],
         input=stdin,
         capture_output=True,
         check=False,

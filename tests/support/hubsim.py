@@ -79,7 +79,7 @@ class HubStats:
     """(method, route) -> requests; routes: commits, tree, paths-info, model-info, refs, resolve,
     cdn, models-list, other."""
     bytes_sent: int = 0
-    """Response body bytes written to clients, LFS content included."""
+    """Response body bytes sent (counted as a response starts), LFS content included."""
     lfs_bytes: int = 0
     """Body bytes of LFS objects served by the CDN endpoint (the weights)."""
     faults: Counter[str] = field(default_factory=Counter)
@@ -110,9 +110,9 @@ class FaultPlan:
 
     def pick(self, route: str) -> FaultKind | None:
         """The fault for one request to `route`, or None; not thread-safe (the simulator locks)."""
-        if (
-            self.routes is not None and route not in self.routes
-        ) or self._rng.random() >= self.rate:
+        if self.routes is not None and route not in self.routes:
+            return None
+        if self._rng.random() >= self.rate:
             return None
         return self._rng.choice(list(self.kinds))
 
@@ -175,7 +175,7 @@ class HubSimulator:
             Server(partial(self._serve, cdn=cdn), self.errors) for cdn in (False, True)
         ]
         for server in self._servers:
-            threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+            threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
         return self
 
     def stop(self) -> None:
@@ -219,8 +219,10 @@ class HubSimulator:
         if repo_id.count("/") != 1:
             raise ValueError(f"repo ids are 'namespace/name', got {repo_id!r}")
         gate: Gated = "auto" if gated is True else gated
-        self._repos[repo_id] = _RepoState(GitReader(git_dir), lfs_dir, private, gate)
-        self._repos[repo_id].default_branch = default_branch
+        reader = GitReader(git_dir)
+        self._repos[repo_id] = _RepoState(
+            reader, lfs_dir, private, gate, default_branch=default_branch
+        )
 
     def set_state(
         self,
@@ -328,14 +330,14 @@ class HubSimulator:
             self.stats.bytes_sent += sent
             self.stats.lfs_bytes += sent if reply and reply.file else 0
         try:
-            if reply:
+            if reply is not None:
                 write_reply(handler, request.method, reply, truncate=truncate)
-            elif fault and fault.kind == "reset":
+            elif fault is not None and fault.kind == "reset":
                 reset_connection(handler)
-            else:
-                # Hang up without a word after a while, like a stuck upstream behind a proxy.
+            elif fault is not None:
+                # A timeout: hang up without a word after a while, like a stuck upstream.
                 handler.close_connection = True
-                self._stopping.wait(fault.stall_s if fault else 0)
+                self._stopping.wait(fault.stall_s)
         except OSError:
             handler.close_connection = True  # the client went away mid-response
 
@@ -550,7 +552,8 @@ class HubSimulator:
             raise HubError(404, "Entry not found", "EntryNotFound", headers)
         if entry.lfs:
             location = f"{self.cdn_url}/cdn/{entry.lfs.sha256}"
-            headers.update(Location=location, **{"Cache-Control": "no-store"})
+            headers["Location"] = location
+            headers["Cache-Control"] = "no-store"
             headers["X-Linked-Size"] = str(entry.lfs.size)
             headers["X-Linked-Etag"] = f'"{entry.lfs.sha256}"'
             headers["Content-Type"] = "text/plain; charset=utf-8"

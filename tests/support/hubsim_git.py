@@ -155,13 +155,14 @@ class GitReader:
         if sha in self._trees:
             return self._trees[sha]
         out = self._git("ls-tree", "-r", "-t", "-l", "-z", "--full-tree", sha)
-        rows = []
+        rows: list[tuple[str, str, str, int]] = []  # path, kind, oid, git size
         for record in out.split(b"\0"):
             if record:
-                meta, path = record.split(b"\t", 1)
-                _mode, kind, oid, size = meta.decode().split()
+                meta, raw_path = record.split(b"\t", 1)
+                _mode, kind, oid, git_size = meta.decode().split()
                 if kind in ("blob", "tree"):  # "commit" is a submodule, which the Hub does not list
-                    rows.append((path.decode(), kind, oid, 0 if size == "-" else int(size)))
+                    size = 0 if git_size == "-" else int(git_size)
+                    rows.append((raw_path.decode(), kind, oid, size))
         self._read_blobs([row[2] for row in rows if row[1] == "blob" and row[3] < _POINTER_MAX])
         entries = []
         for path, kind, oid, size in rows:

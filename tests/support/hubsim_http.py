@@ -100,12 +100,9 @@ def route(path: str, method: str, *, cdn: bool) -> Target:
         kind, args = (parts[4], parts[5:]) if len(parts) > 4 else ("", [])
         joined = unquote("/".join(args)) or None
         if method == "POST":
-            ok = kind == "paths-info" and joined
-            return (
-                Target("paths-info", "api", repo.repo_id, joined, prefix=repo.prefix)
-                if ok
-                else Target("other", "api")
-            )
+            if kind == "paths-info" and joined:
+                return Target("paths-info", "api", repo.repo_id, joined, prefix=repo.prefix)
+            return Target("other", "api")
         if kind == "" or (kind == "revision" and joined):
             return Target("model-info", "api", repo.repo_id, joined, prefix=repo.prefix)
         if kind == "commits":

@@ -50,9 +50,7 @@ def read_header(
     return ReadResult(*check_header(entry.path, body, entry.size - PREFIX - length))
 
 
-def check_header(
-    path: str, body: bytes, data_size: int
-) -> tuple[ReadStatus, bytes, str | None]:
+def check_header(path: str, body: bytes, data_size: int) -> tuple[ReadStatus, bytes, str | None]:
     """Validate a header against the file it heads; the bytes are kept either way."""
     try:
         header = json.loads(body.decode("utf-8"))
