@@ -85,3 +85,26 @@ def test_git_source_without_url_is_exit_2(env: dict[str, str]) -> None:
 def test_bad_setting_is_exit_2(env: dict[str, str]) -> None:
     code, _, stderr = run({**env, "HUBWATCH_MAX_FILE_BYTES": "-1"}, "list")
     assert code == EXIT_USAGE and "max_file_bytes" in stderr
+
+
+def test_python_dash_m_runs_the_cli() -> None:
+    import subprocess
+    import sys
+
+    from hubwatch import __version__
+
+    done = subprocess.run(
+        [sys.executable, "-m", "hubwatch", "--version"], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == f"hubwatch {__version__}"
+
+
+def test_hf_endpoint_and_token_come_from_the_hub_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hubwatch.settings import Settings
+
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.setenv("HF_TOKEN", "hf_secret_value")
+    loaded = Settings()
+    assert loaded.hf_endpoint == "http://127.0.0.1:9"
+    assert loaded.hf_token is not None and loaded.hf_token.get_secret_value() == "hf_secret_value"
+    assert "hf_secret_value" not in repr(loaded)

@@ -13,7 +13,7 @@ from hubwatch.settings import Settings
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
 
 
-def _block_after(marker: str) -> str:
+def block_after(marker: str) -> str:
     match = re.search(rf"<!-- {marker} -->\n```\w*\n(.*?)```", README, re.S)
     assert match, f"README lacks the {marker} block"
     return match.group(1)
@@ -28,7 +28,7 @@ def test_readme_help_block_matches_the_real_help() -> None:
         env={"COLUMNS": "100", "TERM": "dumb", "NO_COLOR": "1"},
     )
     real = "\n".join(line.rstrip() for line in result.stdout.strip("\n").splitlines())
-    assert _block_after("help") == f"$ hubwatch --help\n{real}\n"
+    assert block_after("help") == f"$ hubwatch --help\n{real}\n"
 
 
 def test_every_setting_is_documented() -> None:
@@ -37,7 +37,7 @@ def test_every_setting_is_documented() -> None:
 
 
 def test_readme_has_exactly_two_setup_commands() -> None:
-    run, test = _block_after("run-command"), _block_after("test-command")
+    run, test = block_after("run-command"), block_after("test-command")
     assert run.count("\n") == 1 and test.count("\n") == 1
     assert "hubwatch poll" in run and "pytest" in test
     assert README.count("```sh\npython3 -m venv") == 2

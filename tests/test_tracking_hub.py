@@ -303,3 +303,47 @@ def test_the_token_never_reaches_logs_errors_or_the_store(
     assert all(r.auth for r in hub.requests if r.route != "cdn")  # the token was in use
     seen = repr(logs) + repr(store.events("org/private")) + repr(store.list_repos())
     assert TOKEN not in seen
+
+
+def test_lying_headers_from_the_hub_are_recorded_per_file(
+    store: SqlStore, hub: HubSimulator, tmp_path: Path
+) -> None:
+    from tests.test_tracking_git import BAD_HEADERS
+
+    files = {path: data for path, (data, _, _) in BAD_HEADERS.items()}
+    files["config.json"] = b"\xff\xfe not utf-8"
+    make_repo(tmp_path / "up", [CommitSpec(files)], lfs_dir=tmp_path / "lfs")
+    hub.add_repo("org/liar", tmp_path / "up", lfs_dir=tmp_path / "lfs")
+    result = tracker_for(store, hub, tmp_path).track(RepoRef("org/liar"))
+    assert result.error is None
+    stored = {f.path: f for f in store.files("org/liar", result.new[0])}
+    for path, (_, status, message) in BAD_HEADERS.items():
+        assert stored[path].lfs_sha256 is not None, path
+        assert stored[path].header_status is status, path
+        assert message in (stored[path].header_error or ""), path
+    assert stored["config.json"].content_status is ReadStatus.INVALID
+    # A header claiming 1 GiB is refused from its 8-byte prefix: nothing more is fetched.
+    assert hub.stats.lfs_bytes < 10_000
+
+
+@pytest.mark.parametrize("kind", [SourceKind.HUB, SourceKind.GIT])
+def test_branches_and_tags_resolve_to_commit_shas(
+    hub: HubSimulator, tmp_path: Path, kind: SourceKind
+) -> None:
+    from hubwatch.errors import RevisionNotFound
+
+    shas = make_repo(
+        tmp_path / "up", [CommitSpec({"a.json": b"1"}, tag="v1"), CommitSpec({"a.json": b"2"})]
+    )
+    hub.add_repo("org/m", tmp_path / "up")
+    source = (
+        HubSource(hub.url, timeout_s=5)
+        if kind is SourceKind.HUB
+        else GitSource(tmp_path / "mirrors")
+    )
+    repo = RepoRef("org/m", kind, str(tmp_path / "up") if kind is SourceKind.GIT else None)
+    assert source.resolve(repo, "main") == shas[1]
+    assert source.resolve(repo, "v1") == shas[0]
+    assert source.resolve(repo, shas[0]) == shas[0]
+    with pytest.raises(RevisionNotFound):
+        source.resolve(repo, "no-such-branch")

@@ -143,8 +143,8 @@ def track(
                 progress.stop()
     except HubwatchError as exc:
         fail(exc)
-    if result.error:
-        fail(HubwatchError(f"{repo_id}: {result.error}"))
+    if result.failure:
+        fail(result.failure)
     err.print(f"tracking {escape(repo_id)}: {len(result.new)} new revision(s) stored")
 
 

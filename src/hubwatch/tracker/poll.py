@@ -38,6 +38,8 @@ class PollResult:
     unreachable: list[CommitSha] = field(default_factory=list)
     events: list[RepoEvent] = field(default_factory=list)
     error: str | None = None
+    failure: SourceError | None = None
+    """The error that ended the poll early, for callers that map it (exit codes)."""
     idle: bool = False
     """Nothing upstream changed since the last poll (one cheap request)."""
 
@@ -79,7 +81,7 @@ class Tracker:
         try:
             self._poll(tracked, result, progress)
         except SourceError as exc:
-            result.error = str(exc)
+            result.error, result.failure = str(exc), exc
             self._store.update_repo(repo_id, polled_at=_now(), error=result.error)
             self._event(tracked, result, EventKind.POLL_FAILED, result.error)
         finally:
