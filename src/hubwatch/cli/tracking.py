@@ -1,110 +1,31 @@
-"""The `hubwatch` command line: parse, call, render; nothing else."""
+"""CLI commands for tracking repos and reading their stored history."""
 
 from __future__ import annotations
 
 import json
-import sys
-from dataclasses import asdict, is_dataclass
-from datetime import datetime
-from enum import Enum
-from typing import Annotated, Any, NoReturn
+from typing import Annotated
 
 import typer
-from pydantic import ValidationError
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from hubwatch import __version__
-from hubwatch.errors import (
-    AuthError,
-    HubwatchError,
-    InvalidRepoId,
-    NotTracked,
-    RepoNotFound,
-    RevisionNotFound,
-    SourceUnavailable,
-    UnknownRevision,
+from hubwatch.cli.base import (
+    EXIT_ERROR,
+    JsonOption,
+    RepoArg,
+    app,
+    db_app,
+    err,
+    fail,
+    out,
+    print_json,
+    settings,
+    when,
 )
-from hubwatch.logging import configure_logging
+from hubwatch.errors import HubwatchError, InvalidRepoId
 from hubwatch.models import CommitInfo, RepoRef, SourceKind, validate_repo_id
 from hubwatch.runtime import open_store, runtime
-from hubwatch.settings import Settings
-
-app = typer.Typer(
-    help="Watch model repositories on the Hugging Face Hub (or any git remote) revision by "
-    "revision.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-db_app = typer.Typer(help="Database schema commands.", no_args_is_help=True)
-app.add_typer(db_app, name="db")
-
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
-
-# Exit codes: one per kind of failure a script may want to tell apart.
-EXIT_ERROR, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_AUTH, EXIT_UNREACHABLE = 1, 2, 3, 4, 5
-_EXIT_CODES: list[tuple[type[Exception], int]] = [
-    (InvalidRepoId, EXIT_USAGE),
-    (NotTracked, EXIT_NOT_FOUND),
-    (UnknownRevision, EXIT_NOT_FOUND),
-    (RepoNotFound, EXIT_NOT_FOUND),
-    (RevisionNotFound, EXIT_NOT_FOUND),
-    (AuthError, EXIT_AUTH),
-    (SourceUnavailable, EXIT_UNREACHABLE),
-]
-
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
-RepoArg = Annotated[str, typer.Argument(metavar="ORG/NAME", help="Repository id.")]
-
-
-def fail(exc: Exception) -> NoReturn:
-    """Print one line and exit with the code for this kind of error."""
-    code = next((c for kind, c in _EXIT_CODES if isinstance(exc, kind)), EXIT_ERROR)
-    err.print(f"error: {escape(str(exc))}", highlight=False)
-    raise typer.Exit(code)
-
-
-def settings() -> Settings:
-    try:
-        loaded = Settings()
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        err.print(f"error: setting {'.'.join(map(str, first['loc']))}: {first['msg']}")
-        raise typer.Exit(EXIT_USAGE) from None
-    configure_logging(loaded.log_level, loaded.log_json)
-    return loaded
-
-
-def plain(value: Any) -> Any:
-    """Dataclasses, enums and datetimes as JSON-able values."""
-    if is_dataclass(value) and not isinstance(value, type):
-        return plain(asdict(value))
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, Enum):
-        return value.value
-    return value
-
-
-def print_json(value: Any) -> None:
-    out.print_json(json.dumps(plain(value)), highlight=False)
-
-
-@app.callback(invoke_without_command=True)
-def _root(
-    version: Annotated[bool, typer.Option("--version", help="Print the version.")] = False,
-) -> None:
-    if version:
-        out.print(f"hubwatch {__version__}")
-        raise typer.Exit()
 
 
 @app.command()
@@ -185,7 +106,7 @@ def list_repos(as_json: JsonOption = False) -> None:
             repo.state.value,
             str(repo.revisions),
             (repo.head or "")[:12],
-            _when(repo.last_polled_at),
+            when(repo.last_polled_at),
             escape(repo.last_error or ""),
         )
     out.print(table)
@@ -238,10 +159,10 @@ def history(repo_id: RepoArg, as_json: JsonOption = False) -> None:
     for rev in revisions:
         title = escape(rev.title[:60]) + ("" if rev.reachable else " [unreachable]")
         changed = ", ".join(rev.changed[:6]) + (" …" if len(rev.changed) > 6 else "")
-        table.add_row(rev.sha[:12], _when(rev.date), title, escape(changed))
+        table.add_row(rev.sha[:12], when(rev.date), title, escape(changed))
     out.print(table)
     for event in events:
-        out.print(f"{_when(event.at)} {event.kind.value}: {escape(event.detail)}")
+        out.print(f"{when(event.at)} {event.kind.value}: {escape(event.detail)}")
 
 
 @app.command()
@@ -265,7 +186,7 @@ def show(
         print_json({"revision": revision, "files": files})
         return
     out.print(f"[bold]{escape(repo_id)}[/] {revision.sha}")
-    out.print(f"date:    {_when(revision.date)}\nauthors: {escape(', '.join(revision.authors))}")
+    out.print(f"date:    {when(revision.date)}\nauthors: {escape(', '.join(revision.authors))}")
     out.print(f"title:   {escape(revision.title)}")
     if revision.card:
         out.print(f"card:    {escape(json.dumps(revision.card))}")
@@ -303,15 +224,3 @@ def _progress() -> Progress:
         console=err,
         transient=False,
     )
-
-
-def _when(value: datetime | None) -> str:
-    return value.strftime("%Y-%m-%d %H:%M") if value else ""
-
-
-def main() -> None:
-    """Console-script entry point."""
-    try:
-        app(prog_name="hubwatch")
-    except KeyboardInterrupt:
-        sys.exit(130)
