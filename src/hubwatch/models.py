@@ -179,7 +179,7 @@ class Change:
     """One typed, classified difference between two revisions."""
 
     kind: str
-    """Dotted kind, e.g. `generation.stop_tokens`, `chat_template.rendered`, `weights.reuploaded`."""
+    """Dotted kind, e.g. `generation.stop_tokens`, `chat_template.rendered`."""
     severity: Severity
     summary: str
     """One sentence a person can read."""
