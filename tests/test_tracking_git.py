@@ -169,3 +169,47 @@ def test_track_of_missing_remote_stores_nothing(
     with pytest.raises(RepoNotFound):
         make_tracker(store, tmp_path).track(RepoRef("org/none", SourceKind.GIT, bad_url))
     assert store.list_repos() == []
+
+
+def test_hostile_paths_are_stored_under_safe_names(store: SqlStore, tmp_path: Path) -> None:
+    upstream = tmp_path / "up"
+    long_dir = "/".join(["d" * 200] * 7)  # 1,400 characters: git allows it, keys do not
+    make_repo(upstream, [CommitSpec({f"{long_dir}/config.json": b"{}", "ok.json": b"{}"})])
+    git(
+        upstream,
+        "mv",
+        "ok.json",
+        "caf\xe9.json".encode("latin-1").decode("utf-8", "surrogateescape"),
+    )
+    git(upstream, "commit", "-qm", "latin-1 name")
+    result = make_tracker(store, tmp_path).track(
+        RepoRef("org/paths", SourceKind.GIT, str(upstream))
+    )
+    assert result.error is None and len(result.new) == 2
+    paths = [f.path for f in store.files("org/paths", result.new[1])]
+    assert all(len(p) <= 1024 for p in paths)
+    assert any(p.startswith("caf\ufffd.json…#") for p in paths)
+
+
+@pytest.mark.parametrize(
+    "url", ["--upload-pack=touch /tmp/hubwatch-pwned", "ext::sh -c touch% /tmp/hubwatch-pwned"]
+)
+def test_git_urls_cannot_run_commands(store: SqlStore, tmp_path: Path, url: str) -> None:
+    from hubwatch.errors import SourceError
+
+    with pytest.raises(SourceError):
+        make_tracker(store, tmp_path).track(RepoRef("org/evil", SourceKind.GIT, url))
+    assert not Path("/tmp/hubwatch-pwned").exists()
+
+
+def test_poll_all_outlives_a_repo_that_crashes(store: SqlStore, tmp_path: Path) -> None:
+    upstream = tmp_path / "up"
+    make_repo(upstream, [CommitSpec({"config.json": CONFIG})])
+    tracker = make_tracker(store, tmp_path)
+    store.add_repo(RepoRef("aaa/no-source", SourceKind.HUB))  # no Hub source configured: a bug
+    tracker.track(RepoRef("org/m", SourceKind.GIT, str(upstream)))
+    add_commits(upstream, [CommitSpec({"config.json": b"{}"})])
+    results = {r.repo_id: r for r in tracker.poll_all()}
+    assert "internal error" in (results["aaa/no-source"].error or "")
+    assert len(results["org/m"].new) == 1
+    assert "internal error" in (store.get_repo("aaa/no-source").last_error or "")

@@ -58,7 +58,15 @@ class GitSource(RevisionSource):
         return self._mirrors / f"{repo.repo_id.replace('/', '--')}-{digest}.git"
 
     def _git(self, *args: str, cwd: Path | None = None, stdin: bytes | None = None) -> bytes:
-        env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_LFS_SKIP_SMUDGE": "1", "LC_ALL": "C"}
+        env = {
+            **os.environ,
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_LFS_SKIP_SMUDGE": "1",
+            "LC_ALL": "C",
+            # remote helpers like ext:: run commands; a tracked URL must never do that
+            "GIT_PROTOCOL_FROM_USER": "0",
+            "GIT_ALLOW_PROTOCOL": "file:git:http:https:ssh",
+        }
         try:
             proc = subprocess.run(
                 ["git", *(["-C", str(cwd)] if cwd else []), *args],
@@ -92,7 +100,8 @@ class GitSource(RevisionSource):
                 tmp = mirror.with_suffix(".tmp")
                 if tmp.exists():  # left by a clone that was killed
                     shutil.rmtree(tmp)
-                self._git("clone", "--mirror", "--quiet", url, str(tmp))
+                # "--" so that a URL starting with "-" is never read as an option
+                self._git("clone", "--mirror", "--quiet", "--", url, str(tmp))
                 tmp.rename(mirror)  # a crash mid-clone leaves only the .tmp folder
         except _GitFailed as exc:
             if (

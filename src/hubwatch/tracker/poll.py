@@ -89,8 +89,21 @@ class Tracker:
         return result
 
     def poll_all(self) -> list[PollResult]:
-        """Poll every tracked repo once; one repo's failure does not stop the others."""
-        return [self.poll(tracked.ref.repo_id) for tracked in self._store.list_repos()]
+        """Poll every tracked repo once; no repo's failure, even a bug, stops the others."""
+        results = []
+        for tracked in self._store.list_repos():
+            repo_id = tracked.ref.repo_id
+            try:
+                results.append(self.poll(repo_id))
+            except Exception as exc:  # the daemon must outlive any one repo
+                log.exception("poll_crashed", repo=repo_id)
+                error = f"internal error while polling: {type(exc).__name__}: {exc}"[:500]
+                results.append(PollResult(repo_id, error=error))
+                try:
+                    self._store.update_repo(repo_id, polled_at=_now(), error=error)
+                except Exception:  # the store itself may be what failed
+                    log.exception("poll_error_not_recorded", repo=repo_id)
+        return results
 
     # -- internals --------------------------------------------------------------------------
 

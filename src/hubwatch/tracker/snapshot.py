@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import posixpath
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hubwatch.errors import ContentTooLarge, SourceError
 from hubwatch.models import CommitInfo, FileEntry, ReadResult, ReadStatus, RepoRef, Snapshot
@@ -36,7 +37,8 @@ def take_snapshot(
     Non-transient read failures are recorded in the snapshot; transient ones (rate limits,
     dropped connections) propagate so the caller can retry the revision as a whole.
     """
-    files = source.list_files(repo, commit.sha)
+    commit = _clean_commit(commit)
+    files = _clean_paths(source.list_files(repo, commit.sha))
     by_path = {entry.path: entry for entry in files}
 
     contents: dict[str, ReadResult] = {}
@@ -63,6 +65,40 @@ def take_snapshot(
 
     card, card_error = _card(contents.get(MODEL_CARD), known.blob)
     return Snapshot(commit, tuple(files), contents, headers, card, card_error)
+
+
+MAX_PATH = 1024
+"""Longest path stored as is (git allows 4096; index rows and PostgreSQL keys do not)."""
+
+
+def _text(value: str) -> str:
+    """Text a database accepts: no NUL, no lone surrogates (undecodable git paths)."""
+    return (
+        value.encode("utf-8", "surrogateescape").decode("utf-8", "replace").replace("\0", "\ufffd")
+    )
+
+
+def _clean_commit(commit: CommitInfo) -> CommitInfo:
+    return replace(
+        commit,
+        title=_text(commit.title),
+        message=_text(commit.message),
+        authors=tuple(_text(a) for a in commit.authors),
+    )
+
+
+def _clean_paths(files: list[FileEntry]) -> list[FileEntry]:
+    """Paths made storable; the rare path that had to change gets a unique, marked name."""
+    seen: set[str] = set()
+    clean = []
+    for entry in files:
+        path = _text(entry.path)
+        if len(path) > MAX_PATH or path != entry.path or path in seen:
+            digest = hashlib.sha256(entry.path.encode("utf-8", "surrogateescape")).hexdigest()
+            path = f"{path[: MAX_PATH - 40]}…#{digest[:16]}"
+        seen.add(path)
+        clean.append(replace(entry, path=path) if path != entry.path else entry)
+    return clean
 
 
 def _read_content(
