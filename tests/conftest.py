@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import uuid
@@ -9,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import structlog
 
 from hubwatch.store.sql import SqlStore
 
@@ -16,6 +18,26 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 GRANITE_BUNDLE = SHARED / "data" / "hub-mirrors" / "granite-3.1-1b-a400m-instruct.bundle"
 PG_ENV = "HUBWATCH_TEST_DATABASE_URL"
 REQUIRE_PG_ENV = "HUBWATCH_REQUIRE_POSTGRES"
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging() -> Iterator[None]:
+    """CLI tests configure logging for the process; put it back so later tests start clean."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    structlog.reset_defaults()
+    root.handlers, root.level = handlers, level
+
+
+@pytest.fixture(autouse=True)
+def _default_hub_client() -> Iterator[None]:
+    """A HubSource installs its paced client in huggingface_hub's one global session factory."""
+    yield
+    import huggingface_hub
+    from huggingface_hub.utils._http import default_client_factory
+
+    huggingface_hub.set_client_factory(default_client_factory)
 
 
 def postgres_base_url() -> str:

@@ -30,18 +30,25 @@ from hubwatch.errors import (
     SourceUnavailable,
 )
 from hubwatch.models import CommitInfo, CommitSha, FileEntry, RepoRef, RepoStatus
+from hubwatch.tracker.pacing import Pacer, bucket_of
 from hubwatch.tracker.source import RevisionSource
 
 T = TypeVar("T")
 _CHUNK = 64 * 1024
 
 
-def _configure_session(timeout_s: float) -> None:
-    """Give huggingface_hub's shared client a timeout: its default waits forever."""
+def _configure_session(timeout_s: float, pacer: Pacer) -> None:
+    """Give huggingface_hub's shared client a timeout (its default waits forever) and pacing."""
+
+    def pace(request: httpx2.Request) -> None:
+        pacer.before(bucket_of(request.url.path))
+
+    def learn(response: httpx2.Response) -> None:
+        pacer.after(response.headers.get("RateLimit"), response.headers.get("RateLimit-Policy"))
 
     def factory() -> httpx2.Client:
         return httpx2.Client(
-            event_hooks={"request": [hf_request_event_hook]},
+            event_hooks={"request": [hf_request_event_hook, pace], "response": [learn]},
             follow_redirects=True,
             timeout=httpx2.Timeout(timeout_s),
         )
@@ -52,13 +59,20 @@ def _configure_session(timeout_s: float) -> None:
 class HubSource(RevisionSource):
     """Reads model repos from the Hugging Face Hub (or a server speaking its API)."""
 
-    def __init__(self, endpoint: str, token: str | None = None, timeout_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        endpoint: str,
+        token: str | None = None,
+        timeout_s: float = 30.0,
+        pacer: Pacer | None = None,
+    ) -> None:
         self._endpoint = endpoint.rstrip("/")
         # token=False: never fall back to a token cached on disk by `hf auth login`; the
         # token is hubwatch's setting (HF_TOKEN), so what we use is what the user configured.
         self._token: str | bool = token or False
         self._api = HfApi(endpoint=self._endpoint, token=self._token, library_name="hubwatch")
-        _configure_session(timeout_s)
+        self.pacer = pacer or Pacer()
+        _configure_session(timeout_s, self.pacer)
 
     # -- RevisionSource ---------------------------------------------------------------------
 

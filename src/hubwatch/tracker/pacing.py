@@ -1,0 +1,121 @@
+"""Pacing requests to stay inside the rate-limit policy a server announces.
+
+The Hub sends IETF RateLimit headers (draft-ietf-httpapi-ratelimit-headers) on every answer:
+`RateLimit: "api";r=985;t=9` (985 requests left in the window, which resets in 9 s) and
+`RateLimit-Policy: "fixed window";"api";q=1000;w=300`. The pacer spreads the requests left over
+the time left, and waits for the reset once none are left, so a well-behaved client never sees
+a 429 from its own traffic. While plenty is left (more than a tenth of the quota) requests go
+out at once: the windows are fixed, so bursts are allowed and small polls stay fast.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import structlog
+
+log = structlog.get_logger(__name__)
+
+_ITEM = re.compile(r'"(?P<name>[^"]+)"\s*;(?P<params>[^,]*)')
+_PARAM = re.compile(r"(?P<key>[a-z]+)=(?P<value>\d+)")
+_POLICY_QUOTA = re.compile(r'"(?P<name>[^"]+)"\s*;\s*q=(?P<q>\d+)')
+MIN_RESERVE = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Quota:
+    """What a RateLimit header says about one bucket."""
+
+    bucket: str
+    remaining: int
+    reset_s: float
+
+
+def parse_ratelimit(header: str | None) -> list[Quota]:
+    """The buckets in a `RateLimit` header; malformed items are skipped, never fatal."""
+    quotas = []
+    for item in _ITEM.finditer(header or ""):
+        params = {m["key"]: int(m["value"]) for m in _PARAM.finditer(item["params"])}
+        if "r" in params and "t" in params:
+            quotas.append(Quota(item["name"], params["r"], float(params["t"])))
+    return quotas
+
+
+def parse_policy(header: str | None) -> dict[str, int]:
+    """Quota per bucket from a `RateLimit-Policy` header (`"fixed window";"api";q=1000;w=300`)."""
+    return {m["name"]: int(m["q"]) for m in _POLICY_QUOTA.finditer(header or "")}
+
+
+def bucket_of(path: str) -> str | None:
+    """The Hub's bucket for a request path: "api" for /api/*, "resolvers" for file resolves."""
+    if path.startswith("/api/"):
+        return "api"
+    if "/resolve/" in path:
+        return "resolvers"
+    return None
+
+
+class Pacer:
+    """Per-bucket pacing shared by every request of one process (thread-safe)."""
+
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+        max_wait_s: float = 330.0,
+    ) -> None:
+        self._clock = clock
+        self._sleep = sleep
+        self._max_wait = max_wait_s
+        self._lock = threading.Lock()
+        # bucket -> (remaining, reset at, earliest next send)
+        self._state: dict[str, tuple[int, float, float]] = {}
+        self._reserve: dict[str, int] = {}
+        self.waited_s = 0.0
+        """Total time spent waiting, for metrics and benchmarks."""
+
+    def before(self, bucket: str | None) -> float:
+        """Wait, if needed, before sending a request to `bucket`; returns the seconds waited."""
+        if bucket is None:
+            return 0.0
+        with self._lock:
+            state = self._state.get(bucket)
+            if state is None:
+                return 0.0
+            remaining, reset_at, next_at = state
+            now = self._clock()
+            if now >= reset_at:
+                self._state.pop(bucket)  # the window is over: the next answer tells us anew
+                return 0.0
+            if remaining <= 0:
+                wait = reset_at - now
+                self._state[bucket] = (remaining, reset_at, reset_at)
+            elif remaining > self._reserve.get(bucket, MIN_RESERVE):
+                wait = 0.0
+                self._state[bucket] = (remaining - 1, reset_at, now)
+            else:
+                # Spread what is left evenly over what remains of the window.
+                send_at = max(now, next_at)
+                wait = send_at - now
+                spacing = (reset_at - send_at) / remaining
+                self._state[bucket] = (remaining - 1, reset_at, send_at + spacing)
+        wait = min(wait, self._max_wait)
+        if wait > 0:
+            log.info("rate_limit_wait", bucket=bucket, wait_s=round(wait, 3))
+            self.waited_s += wait
+            self._sleep(wait)
+        return wait
+
+    def after(self, header: str | None, policy: str | None = None) -> None:
+        """Learn from an answer's `RateLimit` (and `RateLimit-Policy`) headers."""
+        now = self._clock()
+        with self._lock:
+            for bucket, limit in parse_policy(policy).items():
+                self._reserve[bucket] = max(MIN_RESERVE, limit // 10)
+            for quota in parse_ratelimit(header):
+                _, _, next_at = self._state.get(quota.bucket, (0, 0.0, now))
+                self._state[quota.bucket] = (quota.remaining, now + quota.reset_s, next_at)

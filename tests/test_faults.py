@@ -1,0 +1,100 @@
+"""A faulty, rate-limited Hub: every revision still recorded, no quota exceeded, backoff logged."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from structlog.testing import capture_logs
+
+from hubwatch.models import RepoRef, SourceKind
+from hubwatch.store.sql import SqlStore
+from hubwatch.tracker.hub import HubSource
+from hubwatch.tracker.poll import Tracker
+from hubwatch.tracker.retry import RetryPolicy
+from tests.support.gitrepo import CommitSpec, make_repo, safetensors_bytes
+from tests.support.hubsim import FaultPlan, HubSimulator
+
+pytestmark = pytest.mark.slow
+
+
+def _history(store: SqlStore, repo_id: str) -> list[tuple[object, ...]]:
+    return [
+        (
+            rev.sha,
+            rev.changed,
+            tuple(
+                (f.path, f.content_sha256, f.header_sha256, f.header_status)
+                for f in store.files(repo_id, rev.sha)
+            ),
+        )
+        for rev in store.history(repo_id)
+    ]
+
+
+def test_twenty_percent_faults_lose_nothing_and_respect_the_quota(
+    tmp_path: Path,
+) -> None:
+    commits = [
+        CommitSpec(
+            {
+                "config.json": json.dumps({"model_type": "llama", "step": i}).encode(),
+                "tokenizer_config.json": json.dumps({"chat_template": f"v{i % 3}"}).encode(),
+                f"model-0000{i % 2 + 1}-of-00002.safetensors": safetensors_bytes(
+                    {f"layer.{i}.weight": ("BF16", [8, 8])}
+                ),
+            },
+            message=f"step {i}",
+        )
+        for i in range(12)
+    ]
+    make_repo(tmp_path / "up", commits, lfs_dir=tmp_path / "lfs")
+    # Two stores: in one, unchanged blobs would be reused and the faulty run read nothing.
+    clean_store, store = (
+        SqlStore(f"sqlite:///{tmp_path / 'clean.db'}"),
+        SqlStore(f"sqlite:///{tmp_path / 'faulty.db'}"),
+    )
+    clean_store.start()
+    store.start()
+    with HubSimulator(page_size_commits=3) as hub:
+        hub.add_repo("org/model", tmp_path / "up", lfs_dir=tmp_path / "lfs")
+        retry = RetryPolicy(attempts=10, base_s=0.05, max_wait_s=2.0)
+        source = HubSource(hub.url, timeout_s=1.0)
+        clean = Tracker(clean_store, {SourceKind.HUB: source}, retry=retry)
+        assert clean.track(RepoRef("org/model")).error is None
+        tracker = Tracker(store, {SourceKind.HUB: source}, retry=retry)
+
+        hub.rate_limits = {"api": (20, 3.0), "resolvers": (40, 3.0)}
+        hub.faults = FaultPlan(rate=0.2, seed=3, stall_s=1.5, retry_after_s=1)
+        with capture_logs() as logs:
+            result = tracker.track(RepoRef("org/model"))
+        faults = dict(hub.stats.faults)
+        exceeded = hub.stats.quota_exceeded
+    assert result.error is None, result.error
+    assert _history(store, "org/model") == _history(clean_store, "org/model")
+    assert len(store.history("org/model")) == 12
+    assert set(faults) >= {"429", "500", "timeout", "truncate", "reset"}, faults
+    assert not exceeded, "a rate-limit quota was exceeded"
+    events = {entry["event"] for entry in logs}
+    assert "source_retry" in events  # our backoff; huggingface_hub's own retries log too
+    store.close()
+    clean_store.close()
+
+
+def test_a_tight_quota_is_paced_not_exceeded(tmp_path: Path, sqlite_url: str) -> None:
+    commits = [CommitSpec({"config.json": f'{{"step": {i}}}'.encode()}) for i in range(6)]
+    make_repo(tmp_path / "up", commits)
+    store = SqlStore(sqlite_url)
+    store.start()
+    with HubSimulator(page_size_commits=2) as hub:
+        hub.add_repo("org/model", tmp_path / "up")
+        hub.rate_limits = {"api": (6, 1.0), "resolvers": (6, 1.0)}
+        tracker = Tracker(store, {SourceKind.HUB: HubSource(hub.url, timeout_s=5.0)})
+        with capture_logs() as logs:
+            result = tracker.track(RepoRef("org/model"))
+        exceeded = hub.stats.quota_exceeded
+    store.close()
+    assert result.error is None and len(result.new) == 6
+    assert not exceeded
+    assert any(entry["event"] == "rate_limit_wait" for entry in logs)
