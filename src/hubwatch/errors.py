@@ -16,7 +16,10 @@ HubwatchError
 │   ├── SourceUnavailable    5xx, timeouts, dropped connections: worth retrying
 │   ├── ContentUnavailable   bytes not readable here (an LFS pointer in a git mirror)
 │   └── ContentTooLarge      a file or header over its size cap
-└── StoreError               the database refused something
+├── StoreError               the database refused something
+└── AdvisoryServiceError     anything an AdvisoryService raises
+    ├── OsvServiceError      the OSV.dev API failed (after retries) or answered nonsense
+    └── OfflineDatabaseError the local OSV database is missing or unreadable
 """
 
 from __future__ import annotations
@@ -112,3 +115,22 @@ class ContentTooLarge(SourceError):
 
 class StoreError(HubwatchError):
     """The store could not complete an operation."""
+
+
+class AdvisoryServiceError(HubwatchError):
+    """Base of errors raised by an AdvisoryService (one base per interface, as pip-audit does)."""
+
+    #: whether trying the same call again later may succeed
+    transient: bool = False
+
+
+class OsvServiceError(AdvisoryServiceError):
+    """The OSV.dev API refused, failed after retries, or answered something that is not OSV."""
+
+    def __init__(self, message: str, *, transient: bool = False) -> None:
+        super().__init__(message)
+        self.transient = transient
+
+
+class OfflineDatabaseError(AdvisoryServiceError):
+    """The local OSV database is missing or cannot be read."""

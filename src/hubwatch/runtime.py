@@ -6,6 +6,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from hubwatch.advisories.attach import AdvisoryAttacher
+from hubwatch.advisories.offline import OfflineOsvService
+from hubwatch.advisories.osv import OsvService
+from hubwatch.advisories.service import AdvisoryService
 from hubwatch.models import SourceKind
 from hubwatch.settings import Settings
 from hubwatch.store.base import Store
@@ -26,6 +30,8 @@ class Runtime:
     store: Store
     tracker: Tracker
     sources: dict[SourceKind, RevisionSource]
+    attacher: AdvisoryAttacher | None = None
+    """Attaches advisories to revisions; None with HUBWATCH_ADVISORY_SERVICE=off."""
 
 
 def open_store(settings: Settings) -> Store:
@@ -37,6 +43,20 @@ def open_store(settings: Settings) -> Store:
     return store
 
 
+def advisory_service(settings: Settings) -> AdvisoryService | None:
+    """The configured AdvisoryService, or None when advisories are off."""
+    if settings.advisory_service == "off":
+        return None
+    if settings.advisory_service == "osv":
+        return OsvService(
+            settings.osv_api_url,
+            timeout_s=settings.http_timeout_s,
+            retries=settings.retries,
+            max_wait_s=settings.retry_max_wait_s,
+        )
+    return OfflineOsvService(settings.osv_database_dir)
+
+
 @contextmanager
 def runtime(settings: Settings) -> Iterator[Runtime]:
     """Open everything for one command and close it afterwards."""
@@ -46,15 +66,20 @@ def runtime(settings: Settings) -> Iterator[Runtime]:
         SourceKind.HUB: HubSource(settings.hf_endpoint, token, settings.http_timeout_s),
         SourceKind.GIT: GitSource(settings.mirrors_dir, settings.git_timeout_s),
     }
+    service = advisory_service(settings)
+    attacher = AdvisoryAttacher(store, service) if service else None
     tracker = Tracker(
         store,
         sources,
         Limits(settings.max_file_bytes, settings.max_header_bytes),
         RetryPolicy(attempts=settings.retries, max_wait_s=settings.retry_max_wait_s),
+        after_revision=[attacher.after_revision] if attacher else [],
     )
     try:
-        yield Runtime(settings, store, tracker, sources)
+        yield Runtime(settings, store, tracker, sources, attacher)
     finally:
+        if service:
+            service.close()
         for source in sources.values():
             source.close()
         store.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import platformdirs
 from pydantic import AliasChoices, Field, SecretStr
@@ -50,6 +51,14 @@ class Settings(BaseSettings):
     """Longest single wait between retries (Retry-After is honoured up to this)."""
     git_timeout_s: float = Field(default=600.0, gt=0)
     """Timeout of one git command (clone and fetch of large mirrors take a while)."""
+    advisory_service: Literal["offline", "osv", "off"] = "offline"
+    """Where known advisories come from: the local OSV database, the OSV.dev API, or nowhere."""
+    osv_dir: Path | None = None
+    """The local OSV database (`<dir>/PyPI/all.zip`); default `<data_dir>/osv`."""
+    osv_api_url: str = "https://api.osv.dev"
+    """Base URL of the OSV.dev API (or a server speaking it)."""
+    osv_database_url: str = "https://osv-vulnerabilities.storage.googleapis.com"
+    """Where `hubwatch osv sync` downloads `<ecosystem>/all.zip` from."""
     log_level: str = "INFO"
     """DEBUG, INFO, WARNING or ERROR."""
     log_json: bool = False
@@ -60,6 +69,10 @@ class Settings(BaseSettings):
         if self.database_url is not None:
             return self.database_url.get_secret_value()
         return f"sqlite:///{self.data_dir / 'hubwatch.db'}"
+
+    @property
+    def osv_database_dir(self) -> Path:
+        return self.osv_dir or self.data_dir / "osv"
 
     @property
     def mirrors_dir(self) -> Path:

@@ -92,3 +92,67 @@ class EventRow(SQLModel, table=True):
     sha: str | None = Field(default=None, max_length=64)
     detail: str
     at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
+
+
+class DependencyRow(SQLModel, table=True):
+    """One dependency of a revision (a package, with the version it pins when it pins one)."""
+
+    __tablename__ = "revision_dependency"
+
+    revision_pk: int = Field(foreign_key="revision.id", ondelete="CASCADE", primary_key=True)
+    ecosystem: str = Field(primary_key=True, max_length=32)
+    name: str = Field(primary_key=True, max_length=200)
+    source: str = Field(primary_key=True, max_length=1024)
+    version: str | None = Field(default=None, max_length=200)
+    spec: str = Field(max_length=1000)
+    reason: str
+
+
+class AdvisoryCheckRow(SQLModel, table=True):
+    """When a revision's advisories were last checked, by which service, and how it ended."""
+
+    __tablename__ = "advisory_check"
+
+    revision_pk: int = Field(foreign_key="revision.id", ondelete="CASCADE", primary_key=True)
+    checked_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
+    service: str = Field(max_length=32)
+    error: str | None = None
+
+
+class AdvisoryMatchRow(SQLModel, table=True):
+    """A known advisory attached to a revision through one of its dependencies."""
+
+    __tablename__ = "advisory_match"
+
+    revision_pk: int = Field(foreign_key="revision.id", ondelete="CASCADE", primary_key=True)
+    advisory_id: str = Field(primary_key=True, max_length=100)
+    package: str = Field(primary_key=True, max_length=200)
+    aliases: list[str] = Field(sa_column=Column(JSON, nullable=False))
+    summary: str
+    severity: list[dict[str, object]] = Field(sa_column=Column(JSON, nullable=False))
+    fixed: list[str] = Field(sa_column=Column(JSON, nullable=False))
+    version: str | None = Field(default=None, max_length=200)
+    status: str = Field(max_length=16)
+    reason: str
+    modified: str = Field(max_length=40)
+    attached_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
+
+
+class PublicationRow(SQLModel, table=True):
+    """The OSV id given to one published change, so that reruns give the same id."""
+
+    __tablename__ = "osv_publication"
+    __table_args__ = (
+        UniqueConstraint("repo_id", "sha", "kind", "path", name="uq_osv_publication_change"),
+        UniqueConstraint("year", "number", name="uq_osv_publication_number"),
+    )
+
+    osv_id: str = Field(primary_key=True, max_length=64)
+    repo_id: str = Field(max_length=200)
+    sha: str = Field(max_length=64)
+    kind: str = Field(max_length=100)
+    path: str = Field(max_length=1024)
+    """The change's path, empty when it has none."""
+    year: int
+    number: int
+    published_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
@@ -27,6 +27,8 @@ log = structlog.get_logger(__name__)
 
 Progress = Callable[[int, int, CommitInfo], None]
 """Called after each stored revision with (done, total, commit)."""
+RevisionHook = Callable[[str, CommitSha], None]
+"""Called with (repo_id, sha) after a new revision is stored (advisories attach here)."""
 
 
 @dataclass
@@ -53,8 +55,10 @@ class Tracker:
         sources: Mapping[SourceKind, RevisionSource],
         limits: Limits | None = None,
         retry: RetryPolicy | None = None,
+        after_revision: Sequence[RevisionHook] = (),
     ) -> None:
         self._store = store
+        self._hooks = tuple(after_revision)
         self._sources = sources
         self._limits = limits or Limits()
         self._retry = retry or RetryPolicy()
@@ -190,9 +194,17 @@ class Tracker:
             if self._store.add_revision(repo.repo_id, snapshot):
                 result.new.append(commit.sha)
                 log.info("revision_detected", sha=commit.sha, title=commit.title[:80])
+                self._after_revision(repo.repo_id, commit.sha)
             if progress:
                 progress(done, len(todo), commit)
         self._store.update_repo(repo.repo_id, head=status.head, polled_at=_now(), clear_error=True)
+
+    def _after_revision(self, repo_id: str, sha: CommitSha) -> None:
+        for hook in self._hooks:
+            try:
+                hook(repo_id, sha)
+            except Exception as exc:  # a hook must never fail the poll; the revision is stored
+                log.error("revision_hook_failed", sha=sha, error=f"{type(exc).__name__}: {exc}")
 
     def _set_state(
         self,

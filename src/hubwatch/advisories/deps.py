@@ -1,0 +1,212 @@
+"""What a revision depends on, read from its stored contents; custom code is parsed, never run."""
+
+from __future__ import annotations
+
+import ast
+import json
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+from hubwatch.advisories.matching import normalize
+from hubwatch.errors import HubwatchError
+from hubwatch.models import ContentSha, ReadStatus, StoredFile
+from hubwatch.store.advisories import Dependency
+
+PYPI = "PyPI"
+CONFIG_FILES = ("config.json", "generation_config.json")
+
+IMPORT_TO_PYPI = {
+    "sklearn": "scikit-learn",
+    "PIL": "pillow",
+    "cv2": "opencv-python",
+    "yaml": "pyyaml",
+    "bs4": "beautifulsoup4",
+    "skimage": "scikit-image",
+    "google.protobuf": "protobuf",
+    "attr": "attrs",
+    "dateutil": "python-dateutil",
+    "Crypto": "pycryptodome",
+    "sentencepiece": "sentencepiece",
+    "flash_attn": "flash-attn",
+    "llama_cpp": "llama-cpp-python",
+    "open_clip": "open-clip-torch",
+    "huggingface_hub": "huggingface-hub",
+    "tiktoken_ext": "tiktoken",
+    "fitz": "pymupdf",
+    "jwt": "pyjwt",
+    "magic": "python-magic",
+    "dotenv": "python-dotenv",
+}
+"""Import names whose PyPI distribution is named differently."""
+
+LIBRARY_TO_PYPI = {
+    "open_clip": "open-clip-torch",
+    "llama-cpp-python": "llama-cpp-python",
+    "tf-keras": "tf-keras",
+    "sentence-transformers": "sentence-transformers",
+    "mlx": "mlx",
+}
+"""Model card `library_name` values whose PyPI name differs from the Hub's library id."""
+
+_NOT_PACKAGES = {"__future__", "__main__"}
+
+
+@dataclass
+class Extraction:
+    """The dependencies found in one revision, and what could not be read."""
+
+    dependencies: list[Dependency] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    def add(self, dependency: Dependency) -> None:
+        key = (dependency.name, dependency.source)
+        if all((d.name, d.source) != key for d in self.dependencies):
+            self.dependencies.append(dependency)
+
+
+def extract(
+    files: Sequence[StoredFile],
+    read: Callable[[ContentSha], bytes],
+    card: Mapping[str, object] | None = None,
+) -> Extraction:
+    """The dependencies of a revision from its stored files (`read` gives stored bytes)."""
+    found = Extraction()
+    local = {PurePosixPath(f.path).stem for f in files if f.path.endswith(".py")}
+    for file in files:
+        name = PurePosixPath(file.path).name
+        if file.content_sha256 is None or file.content_status is not ReadStatus.STORED:
+            continue
+        wanted = (
+            name in CONFIG_FILES
+            or name.endswith(".py")
+            or (name.startswith("requirements") and name.endswith(".txt"))
+        )
+        if not wanted:
+            continue
+        try:
+            data = read(file.content_sha256)
+        except HubwatchError as exc:  # one unreadable blob must not stop the rest
+            found.problems.append(f"{file.path}: cannot read stored content: {exc}")
+            continue
+        if name in CONFIG_FILES:
+            _config(file.path, data, found)
+        elif name.endswith(".py"):
+            _imports(file.path, data, local, found)
+        else:
+            _requirements(file.path, data, found)
+    library = card.get("library_name") if card else None
+    if isinstance(library, str) and library.strip():
+        package = LIBRARY_TO_PYPI.get(library.strip(), library.strip())
+        found.add(
+            Dependency(
+                PYPI, normalize(package), None, "", "README.md", "library_name in the model card"
+            )
+        )
+    return found
+
+
+def _config(path: str, data: bytes, found: Extraction) -> None:
+    try:
+        config = json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        found.problems.append(f"{path}: not JSON: {exc}")
+        return
+    version = config.get("transformers_version") if isinstance(config, dict) else None
+    if isinstance(version, str) and version.strip():
+        version = version.strip()[:100]
+        found.add(
+            Dependency(
+                PYPI,
+                "transformers",
+                version,
+                f"=={version}",
+                path,
+                f"transformers_version in {path}",
+            )
+        )
+
+
+def imported_modules(source: str) -> list[tuple[str, bool]]:
+    """Top-level names of the absolute imports in `source`, with whether each sits in a `try`.
+
+    The code is parsed with `ast`, never compiled to bytecode, imported or executed.
+    """
+    tree = ast.parse(source)
+    found: dict[str, bool] = {}
+
+    def visit(node: ast.AST, guarded: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = guarded or isinstance(child, ast.Try | ast.TryStar)
+            if isinstance(child, ast.Import):
+                for alias in child.names:
+                    found.setdefault(alias.name, inner)
+            elif isinstance(child, ast.ImportFrom) and child.level == 0 and child.module:
+                found.setdefault(child.module, inner)
+            visit(child, inner)
+
+    visit(tree, False)
+    return list(found.items())
+
+
+def pypi_name(module: str) -> str | None:
+    """The PyPI project an absolute import comes from; None for the standard library."""
+    top = module.split(".", 1)[0]
+    if top in sys.stdlib_module_names or top in _NOT_PACKAGES:
+        return None
+    dotted = ".".join(module.split(".")[:2])
+    return normalize(IMPORT_TO_PYPI.get(dotted) or IMPORT_TO_PYPI.get(top) or top)
+
+
+def _imports(path: str, data: bytes, local: set[str], found: Extraction) -> None:
+    try:
+        modules = imported_modules(data.decode("utf-8"))
+    except (UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        found.problems.append(f"{path}: cannot parse as Python: {type(exc).__name__}: {exc}")
+        return
+    for module, guarded in modules:
+        if module.split(".", 1)[0] in local:  # a sibling file of the repo, not a package
+            continue
+        package = pypi_name(module)
+        if package is None:
+            continue
+        reason = f"imported by {path}" + (" (optional: inside try)" if guarded else "")
+        found.add(Dependency(PYPI, package, None, "", path, reason))
+
+
+def _requirements(path: str, data: bytes, found: Extraction) -> None:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        found.problems.append(f"{path}: not UTF-8: {exc}")
+        return
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.split(" #", 1)[0].strip()
+        if not line or line.startswith(("#", "-")):  # comments, -r, -e, --index-url …
+            continue
+        try:
+            requirement = Requirement(line)
+        except InvalidRequirement as exc:
+            found.problems.append(f"{path}:{number}: not a requirement: {exc}")
+            continue
+        found.add(
+            Dependency(
+                PYPI,
+                normalize(requirement.name),
+                _pinned(requirement),
+                str(requirement.specifier),
+                path,
+                f"required by {path}:{number}",
+            )
+        )
+
+
+def _pinned(requirement: Requirement) -> str | None:
+    """The version a requirement pins exactly (`==1.2`, `===1.2`), else None (a range)."""
+    specs = list(requirement.specifier)
+    if len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version:
+        return specs[0].version
+    return None

@@ -1,0 +1,216 @@
+"""Publishing detected changes as OSV records of hubwatch's own database (`x_HUBWATCH-…`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from hubwatch.models import Change, CommitSha, Severity
+from hubwatch.store.advisories import AdvisoryStore
+
+SCHEMA_VERSION = "1.7.5"
+"""The OSV schema release our records follow (the `x_` prefix is accepted from main onward)."""
+
+OWN_SIGNALS: dict[str, Severity] = {
+    "weights.pickle_added": Severity.SECURITY,
+    "code.custom_added": Severity.SECURITY,
+    "code.custom_changed": Severity.SECURITY,
+    "config.auto_map_external": Severity.SECURITY,
+}
+"""Change kinds OSV cannot know about, published with at least this severity."""
+
+REVERTED_BY = {"weights.pickle_added": "weights.pickle_removed"}
+"""Kinds undone by another kind on the same path (besides the same kind changing back)."""
+
+LICENSE_CHANGE = "card.license"
+MORE_RESTRICTIVE_LICENSE = Severity.BREAKING
+"""A license that allows less than before: you may no longer use the model as you did."""
+
+_PERMISSIVE = {
+    "mit", "apache-2.0", "bsd", "bsd-2-clause", "bsd-3-clause", "bsd-3-clause-clear", "isc",
+    "cc0-1.0", "unlicense", "cc-by-2.0", "cc-by-2.5", "cc-by-3.0", "cc-by-4.0", "bsl-1.0",
+    "zlib", "wtfpl", "pddl", "odc-by", "artistic-2.0", "ecl-2.0", "afl-3.0", "postgresql",
+    "ms-pl", "ncsa", "cdla-permissive-1.0", "cdla-permissive-2.0", "mit-0", "0bsd", "ofl-1.1",
+}  # fmt: skip
+_WEAK_COPYLEFT = re.compile(r"^(lgpl|mpl|epl|eupl|cc-by-sa|cdla-sharing|odbl|osl|lppl|gfdl)")
+_COPYLEFT = re.compile(r"^(gpl|agpl)")
+_NON_COMMERCIAL = re.compile(r"(^|-)nc(-|$)|noncommercial|non-commercial|research")
+_UNLICENSED = 6
+
+
+def license_rank(value: object) -> int:
+    """How much a license restricts use: 0 permissive … 5 non-commercial, 6 none at all."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return _UNLICENSED  # no license: all rights reserved
+    if isinstance(value, list):
+        return max((license_rank(v) for v in value), default=_UNLICENSED)
+    name = str(value).strip().lower()
+    if name in _PERMISSIVE:
+        return 0
+    if _WEAK_COPYLEFT.match(name):
+        return 1
+    if _COPYLEFT.match(name):
+        return 2
+    if _NON_COMMERCIAL.search(name):
+        return 5
+    if "openrail" in name or name.startswith(("bigscience", "creativeml")):
+        return 3  # use-based restrictions
+    return 4  # custom terms (llama3, gemma, other): read them
+
+
+def effective_severity(change: Change) -> Severity:
+    """The change's severity, raised for the signals OSV cannot know about."""
+    floor = OWN_SIGNALS.get(change.kind)
+    if change.kind == LICENSE_CHANGE and license_rank(change.after) > license_rank(change.before):
+        floor = MORE_RESTRICTIVE_LICENSE
+    if floor is not None and floor.rank > change.severity.rank:
+        return floor
+    return change.severity
+
+
+@dataclass(frozen=True, slots=True)
+class FeedEntry:
+    """One detected change of one revision, with what a record needs to say where it is."""
+
+    repo_id: str
+    repo_url: str
+    """The repo's URL (Hub page or git remote); the GIT range's `repo`."""
+    sha: CommitSha
+    date: datetime
+    """The revision's commit date (its year numbers the record)."""
+    change: Change
+
+
+class ChangeFeed(Protocol):
+    """Detected changes, oldest revision first within each repo; the store implements it."""
+
+    def changes(self) -> Iterable[FeedEntry]: ...
+
+
+def publish(
+    entries: Iterable[FeedEntry],
+    ids: AdvisoryStore,
+    minimum: Severity = Severity.BEHAVIOR,
+) -> list[dict[str, Any]]:
+    """The OSV record of every change of severity `minimum` or above, ids assigned by `ids`.
+
+    A record's id, `published` and `modified` are the same on every run: the id and its
+    publication time are stored the first time, and `modified` only moves when a later
+    revision reverts the change (its `fixed` event).
+    """
+    ordered = sorted(entries, key=lambda e: (e.repo_id, e.date, e.sha))
+    records = []
+    for i, entry in enumerate(ordered):
+        severity = effective_severity(entry.change)
+        if severity.rank < minimum.rank:
+            continue
+        change = entry.change
+        publication = ids.publication(
+            entry.repo_id, entry.sha, change.kind, change.path, entry.date.year
+        )
+        fix = _reverted_by(entry, ordered[i + 1 :])
+        events: list[dict[str, str]] = [{"introduced": entry.sha}]
+        modified = publication.published
+        if fix is not None:
+            events.append({"fixed": fix.sha})
+            modified = max(modified, fix.date)
+        records.append(
+            {
+                "schema_version": SCHEMA_VERSION,
+                "id": publication.osv_id,
+                "published": _timestamp(publication.published),
+                "modified": _timestamp(modified),
+                "summary": f"{entry.repo_id}: {change.summary}"[:300],
+                "details": _details(entry, severity),
+                "affected": [
+                    {
+                        "ranges": [{"type": "GIT", "repo": entry.repo_url, "events": events}],
+                    }
+                ],
+                "references": _references(entry, fix),
+                "database_specific": {
+                    "kind": change.kind,
+                    "severity": severity.value,
+                    "detected_severity": change.severity.value,
+                    "repo_id": entry.repo_id,
+                    "path": change.path,
+                    "before": _jsonable(change.before),
+                    "after": _jsonable(change.after),
+                },
+            }
+        )
+    return records
+
+
+def export(records: Sequence[dict[str, Any]], directory: Path) -> list[Path]:
+    """Write each record to `<directory>/<id>.json` (replacing the old file whole)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for record in records:
+        target = directory / f"{record['id']}.json"
+        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".part")
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(record, out, indent=2, ensure_ascii=False)
+            out.write("\n")
+        os.replace(tmp, target)
+        written.append(target)
+    return written
+
+
+def _reverted_by(entry: FeedEntry, later: Sequence[FeedEntry]) -> FeedEntry | None:
+    """The first later revision of the same repo that undoes the change, if any."""
+    change = entry.change
+    undo = REVERTED_BY.get(change.kind)
+    for other in later:
+        if other.repo_id != entry.repo_id or other.change.path != change.path:
+            continue
+        if other.change.kind == undo:
+            return other
+        if other.change.kind == change.kind and other.change.after == change.before:
+            return other
+    return None
+
+
+def _details(entry: FeedEntry, severity: Severity) -> str:
+    change = entry.change
+    lines = [
+        f"{change.summary}",
+        "",
+        f"Repository: {entry.repo_id} ({entry.repo_url})",
+        f"Revision: {entry.sha} ({_timestamp(entry.date)})",
+        f"Kind: {change.kind}; severity: {severity.value}",
+    ]
+    if change.path:
+        lines.append(f"File: {change.path}")
+    if change.detail:
+        lines += ["", change.detail[:20_000]]
+    return "\n".join(lines)
+
+
+def _references(entry: FeedEntry, fix: FeedEntry | None) -> list[dict[str, str]]:
+    if not entry.repo_url.startswith(("https://", "http://")):
+        return []
+    refs = [{"type": "WEB", "url": f"{entry.repo_url}/commit/{entry.sha}"}]
+    if fix is not None:
+        refs.append({"type": "FIX", "url": f"{entry.repo_url}/commit/{fix.sha}"})
+    return refs
+
+
+def _timestamp(value: datetime) -> str:
+    """RFC 3339 in UTC with a `Z`, as the schema's timestamp pattern wants."""
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return value

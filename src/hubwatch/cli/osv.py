@@ -1,0 +1,140 @@
+"""CLI commands for advisories: refresh the OSV data, show a revision's advisories, export ours."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import httpx2
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from hubwatch.advisories.attach import AdvisoryAttacher, AdvisoryChangeFeed
+from hubwatch.advisories.offline import download_database
+from hubwatch.advisories.publish import export, publish
+from hubwatch.cli.base import (
+    JsonOption,
+    RepoArg,
+    app,
+    err,
+    fail,
+    out,
+    print_json,
+    settings,
+    when,
+)
+from hubwatch.errors import HubwatchError
+from hubwatch.models import validate_repo_id
+from hubwatch.runtime import advisory_service, open_store
+
+osv_app = typer.Typer(
+    help="Known advisories (OSV) of each revision, and our changes as OSV records.",
+    no_args_is_help=True,
+)
+app.add_typer(osv_app, name="osv")
+
+
+@osv_app.command("sync")
+def sync(
+    download: Annotated[
+        bool, typer.Option(help="Download the OSV database first (offline service only).")
+    ] = True,
+) -> None:
+    """Refresh the local OSV database, then re-check every stored revision against it."""
+    try:
+        cfg = settings()
+        if cfg.advisory_service == "off":
+            err.print("advisories are off (HUBWATCH_ADVISORY_SERVICE=off): nothing to do")
+            return
+        if download and cfg.advisory_service == "offline":
+            with httpx2.Client(timeout=httpx2.Timeout(cfg.http_timeout_s)) as client:
+                sizes = download_database(client, cfg.osv_database_url, cfg.osv_database_dir)
+            for ecosystem, size in sizes.items():
+                err.print(f"downloaded {ecosystem}/all.zip ({size} bytes)", highlight=False)
+        service = advisory_service(cfg)
+        assert service is not None
+        store = open_store(cfg)
+        try:
+            attached = AdvisoryAttacher(store, service).recheck_all()
+        finally:
+            store.close()
+            service.close()
+    except HubwatchError as exc:
+        fail(exc)
+    for event in attached:
+        m = event.match
+        out.print(
+            f"{escape(event.repo_id)} {event.sha[:12]}: {m.advisory_id} now applies "
+            f"({escape(m.package)} {escape(m.version or '')})",
+            highlight=False,
+        )
+    err.print(f"{len(attached)} advisory match(es) newly attached")
+
+
+@osv_app.command("show")
+def show(
+    repo_id: RepoArg,
+    rev: Annotated[str, typer.Argument(metavar="REV", help="Full or abbreviated commit sha.")],
+    as_json: JsonOption = False,
+) -> None:
+    """Show a revision's dependencies and the known advisories that apply to them."""
+    try:
+        validate_repo_id(repo_id)
+        store = open_store(settings())
+        try:
+            revision = store.revision(repo_id, rev)
+            report = store.advisory_report(repo_id, revision.sha)
+        finally:
+            store.close()
+    except HubwatchError as exc:
+        fail(exc)
+    if as_json:
+        print_json({"repo": repo_id, "sha": revision.sha, "advisories": report})
+        return
+    out.print(f"[bold]{escape(repo_id)}[/] {revision.sha}")
+    if report.checked_at is None:
+        out.print("advisories: not checked yet (`hubwatch osv sync` checks every revision)")
+    else:
+        out.print(f"checked: {when(report.checked_at)} by {report.service}")
+    if report.error:
+        out.print(f"[red]last check failed:[/] {escape(report.error)}")
+    deps = Table("package", "version", "spec", "from", "why")
+    for d in report.dependencies:
+        deps.add_row(
+            escape(d.name), d.version or "", escape(d.spec), escape(d.source), escape(d.reason)
+        )
+    out.print(deps)
+    matches = Table("advisory", "aliases", "package", "severity", "fixed", "status", "why")
+    for m in report.matches:
+        severity = ", ".join(
+            f"{s.score} {s.vector}" if s.score is not None else s.vector for s in m.severity
+        )
+        matches.add_row(
+            m.advisory_id,
+            escape(", ".join(m.aliases)),
+            escape(f"{m.package} {m.version or ''}"),
+            escape(severity),
+            escape(", ".join(m.fixed)),
+            m.status.value,
+            escape(m.reason),
+        )
+    out.print(matches)
+
+
+@osv_app.command("export")
+def export_records(
+    directory: Annotated[Path, typer.Argument(metavar="DIR", help="Where to write the records.")],
+) -> None:
+    """Write every published change (behavior or above) as an OSV record, one file per record."""
+    try:
+        cfg = settings()
+        store = open_store(cfg)
+        try:
+            records = publish(AdvisoryChangeFeed(store, cfg.hf_endpoint).changes(), store)
+        finally:
+            store.close()
+        written = export(records, directory)
+    except (HubwatchError, OSError) as exc:
+        fail(exc)
+    err.print(f"{len(written)} OSV record(s) written to {escape(str(directory))}")

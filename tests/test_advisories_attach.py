@@ -1,0 +1,149 @@
+"""Advisories attached by the tracker, re-checked on new data, and the `hubwatch osv` commands."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from structlog.testing import capture_logs
+from typer.testing import CliRunner
+
+from hubwatch.advisories.attach import AdvisoryAttacher, AdvisoryChangeFeed
+from hubwatch.advisories.offline import OfflineOsvService
+from hubwatch.advisories.osv import OsvService
+from hubwatch.cli import app
+from hubwatch.models import RepoRef, Severity, SourceKind
+from hubwatch.store.sql import SqlStore
+from hubwatch.tracker.git import GitSource
+from hubwatch.tracker.poll import Tracker
+from hubwatch.tracker.retry import RetryPolicy
+from tests.conftest import SHARED
+from tests.support.gitrepo import CommitSpec, make_repo
+from tests.support.osvsim import osv_simulator
+
+RECORDS = SHARED / "data" / "osv" / "records"
+pytestmark = pytest.mark.skipif(not RECORDS.is_dir(), reason=f"{RECORDS} is missing")
+
+
+def config(version: str) -> bytes:
+    return json.dumps({"model_type": "llama", "transformers_version": version}).encode()
+
+
+def upstream(tmp_path: Path) -> tuple[RepoRef, list[str]]:
+    path = tmp_path / "up"
+    shas = make_repo(
+        path,
+        [
+            CommitSpec({"config.json": config("4.36.0")}, message="upload"),
+            CommitSpec({"config.json": config("4.48.0")}, message="bump transformers"),
+        ],
+    )
+    return RepoRef("org/model", SourceKind.GIT, str(path)), shas
+
+
+def tracker(store: SqlStore, tmp_path: Path, attacher: AdvisoryAttacher) -> Tracker:
+    return Tracker(
+        store,
+        {SourceKind.GIT: GitSource(tmp_path / "mirrors", timeout_s=60)},
+        retry=RetryPolicy(attempts=1, sleep=lambda _s: None),
+        after_revision=[attacher.after_revision],
+    )
+
+
+def ids(store: SqlStore, sha: str) -> list[str]:
+    return [m.advisory_id for m in store.advisory_report("org/model", sha).matches]
+
+
+def test_tracker_attaches_advisories_to_each_new_revision(store: SqlStore, tmp_path: Path) -> None:
+    repo, (first, second) = upstream(tmp_path)
+    attacher = AdvisoryAttacher(store, OfflineOsvService(RECORDS))
+    tracker(store, tmp_path, attacher).track(repo)
+    assert len(ids(store, first)) == 8
+    assert ids(store, second) == ["PYSEC-2025-211", "PYSEC-2026-1985", "PYSEC-2026-2289"]
+    report = store.advisory_report("org/model", first)
+    assert report.service == "offline" and report.error is None
+    changes = [(e.sha, e.change.severity) for e in AdvisoryChangeFeed(store, "x").changes()]
+    # the first revision brings 8 advisories; moving past 4.48.0 drops 5 of them
+    assert changes == [(first, Severity.SECURITY), (second, Severity.INFO)]
+
+
+def test_a_failing_advisory_service_never_fails_the_poll(store: SqlStore, tmp_path: Path) -> None:
+    repo, (first, second) = upstream(tmp_path)
+    with osv_simulator([]) as sim:
+        sim.fault("querybatch", *([500] * 10))
+        service = OsvService(sim.url, retries=1, sleep=lambda _: None)
+        with capture_logs() as logs:
+            result = tracker(store, tmp_path, AdvisoryAttacher(store, service)).track(repo)
+        service.close()
+    assert result.error is None and result.new == [first, second]
+    report = store.advisory_report("org/model", first)
+    assert report.error is not None and "unavailable after 2 tries" in report.error
+    assert report.dependencies[0].name == "transformers"
+    assert any(log["event"] == "advisory_check_failed" for log in logs)
+
+
+def test_recheck_attaches_a_new_advisory_to_an_old_pin(store: SqlStore, tmp_path: Path) -> None:
+    repo, (first, _) = upstream(tmp_path)
+    database = tmp_path / "osv" / "PyPI"
+    database.mkdir(parents=True)
+    shutil.copy(RECORDS / "PYSEC-2026-2289.yaml", database)
+    tracker(store, tmp_path, AdvisoryAttacher(store, OfflineOsvService(database.parent))).track(
+        repo
+    )
+    assert ids(store, first) == ["PYSEC-2026-2289"]
+    shutil.copy(RECORDS / "PYSEC-2024-227.yaml", database)  # the data is refreshed
+    with capture_logs() as logs:
+        attached = AdvisoryAttacher(store, OfflineOsvService(database.parent)).recheck_all()
+    assert [(e.sha, e.match.advisory_id) for e in attached] == [(first, "PYSEC-2024-227")]
+    assert ids(store, first) == ["PYSEC-2024-227", "PYSEC-2026-2289"]
+    assert [log["advisory"] for log in logs if log["event"] == "advisory_attached"] == [
+        "PYSEC-2024-227"
+    ]
+
+
+def test_cli_sync_show_and_export(tmp_path: Path) -> None:
+    repo, (first, _) = upstream(tmp_path)
+    records = [json.loads(json.dumps(r)) for r in _real_records()]
+    env = {
+        "HUBWATCH_DATA_DIR": str(tmp_path / "data"),
+        "HUBWATCH_LOG_LEVEL": "ERROR",
+        "HUBWATCH_RETRIES": "0",
+    }
+    runner = CliRunner()
+    with osv_simulator(records) as sim:
+        env["HUBWATCH_OSV_DATABASE_URL"] = sim.url
+        track = runner.invoke(
+            app, ["track", "org/model", "--source", "git", "--url", repo.url or ""], env=env
+        )
+        assert track.exit_code == 0, track.stderr
+        # no database yet: the check is recorded as failed, the revisions are stored
+        shown = runner.invoke(app, ["osv", "show", "org/model", first[:10], "--json"], env=env)
+        assert "hubwatch osv sync" in json.loads(shown.stdout)["advisories"]["error"]
+        sync = runner.invoke(app, ["osv", "sync"], env=env)
+        assert sync.exit_code == 0, sync.stderr
+        assert sim.calls["all.zip"] == 1
+    assert (
+        f"org/model {first[:12]}: PYSEC-2024-227 now applies (transformers 4.36.0)" in sync.stdout
+    )
+    shown = runner.invoke(app, ["osv", "show", "org/model", first[:10], "--json"], env=env)
+    report = json.loads(shown.stdout)["advisories"]
+    assert report["error"] is None and len(report["matches"]) == 8
+    assert report["matches"][0]["severity"][0]["score"] == 8.8
+    wide = {**env, "COLUMNS": "300"}
+    table = runner.invoke(app, ["osv", "show", "org/model", first[:10]], env=wide)
+    assert "PYSEC-2024-227" in table.stdout and table.exit_code == 0
+    out = tmp_path / "export"
+    exported = runner.invoke(app, ["osv", "export", str(out)], env=env)
+    assert exported.exit_code == 0, exported.stderr
+    (record_file,) = out.iterdir()  # the first revision's advisories.changed (security)
+    record = json.loads(record_file.read_text())
+    assert record["id"] == record_file.stem == "x_HUBWATCH-2024-1"
+    assert record["affected"][0]["ranges"][0]["repo"] == repo.url
+
+
+def _real_records() -> list[dict[str, object]]:
+    from hubwatch.advisories.records import read_records
+
+    return [r for _, r in read_records(RECORDS) if isinstance(r, dict)]
