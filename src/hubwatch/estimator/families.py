@@ -127,7 +127,7 @@ def decoder(r: Reader, family: str, name: str = "text", head: bool = True) -> Bu
             act += 4 * inter
         params.append(plain("layernorms", norms * hidden, "norm"))
         kind, elems, win = _kv(types[i], 2 * kv * hd, window)
-        out.append(Layer(tuple(params), kind, elems, win, act))
+        out.append(Layer(tuple(params), kind, elems, win, act, heads))
     before = (plain("embed_tokens", vocab * hidden, "embedding"),)
     after = [plain("norm", hidden, "norm")]
     if head and not tied:
@@ -252,7 +252,7 @@ def deepseek_v3(r: Reader) -> Built:
             ]
             act = act_attn + 2 * hidden + 4 * inter
         params.append(plain("layernorms", 2 * hidden, "norm"))
-        out.append(Layer(tuple(params), KvKind.LATENT, kv_rank + rope, None, act))
+        out.append(Layer(tuple(params), KvKind.LATENT, kv_rank + rope, None, act, heads))
     after = [plain("norm", hidden, "norm")]
     if not tied:
         after.append(linear("lm_head", hidden, vocab, bias=False, kind="head"))
@@ -294,7 +294,7 @@ def gpt2(r: Reader) -> Built:
         linear("mlp.c_proj", inner, hidden, bias=True, kind="mlp"),
     )
     act = 8 * hidden + 2 * inner
-    layer = Layer(params, KvKind.FULL, 2 * hidden, None, act)
+    layer = Layer(params, KvKind.FULL, 2 * hidden, None, act, heads)
     before = (
         plain("wte", vocab * hidden, "embedding"),
         plain("wpe", context * hidden, "embedding"),
@@ -327,7 +327,7 @@ def bert(r: Reader, architecture: str) -> Built:
         linear("intermediate.dense", hidden, inter, bias=True, kind="mlp"),
         linear("output.dense", inter, hidden, bias=True, kind="mlp"),
     )
-    layer = Layer(params, KvKind.NONE, 0, None, 8 * hidden + 2 * inter)
+    layer = Layer(params, KvKind.NONE, 0, None, 8 * hidden + 2 * inter, heads)
     before = (
         plain("embeddings.word_embeddings", vocab * hidden, "embedding"),
         plain("embeddings.position_embeddings", context * hidden, "embedding"),
@@ -352,6 +352,7 @@ def clip_vision(r: Reader) -> Tower:
     hidden = r.integer("hidden_size", limit="hidden")
     layers = r.integer("num_hidden_layers", limit="layers")
     inter = r.integer("intermediate_size", limit="intermediate")
+    heads = r.integer("num_attention_heads", limit="heads")
     channels = r.integer("num_channels", limit="small")
     image = r.integer("image_size", limit="small")
     patch = r.integer("patch_size", limit="small")
@@ -371,7 +372,7 @@ def clip_vision(r: Reader) -> Tower:
         plain("embeddings.position_embedding", positions * hidden, "embedding"),
         plain("pre_layrnorm", 2 * hidden, "norm"),
     )
-    layer = Layer(params, KvKind.NONE, 0, None, 8 * hidden + 2 * inter)
+    layer = Layer(params, KvKind.NONE, 0, None, 8 * hidden + 2 * inter, heads)
     return Tower(
         "vision", before, (layer,) * layers, (plain("post_layernorm", 2 * hidden, "norm"),), hidden
     )
@@ -438,7 +439,7 @@ def qwen3_asr(r: Reader) -> Built:
     a = r.sub("audio_config", FAMILY_DEFAULTS["qwen3_asr.audio"])
     d = a.integer("d_model", "hidden_size", limit="hidden")
     layers = a.integer("encoder_layers", "num_hidden_layers", limit="layers")
-    a.integer("encoder_attention_heads", "num_attention_heads", limit="heads")
+    heads = a.integer("encoder_attention_heads", "num_attention_heads", limit="heads")
     ffn = a.integer("encoder_ffn_dim", "intermediate_size", limit="intermediate")
     mel = a.integer("num_mel_bins", limit="small")
     down = a.integer("downsample_hidden_size", limit="hidden")
@@ -459,7 +460,7 @@ def qwen3_asr(r: Reader) -> Built:
         plain("conv2d3", down * down * 9 + down, "conv"),
         linear("conv_out", down * freq, d, bias=False, kind="conv"),
     )
-    layer = Layer(params, KvKind.NONE, 0, None, 8 * d + 2 * ffn)
+    layer = Layer(params, KvKind.NONE, 0, None, 8 * d + 2 * ffn, heads)
     audio = Tower("audio", before, (layer,) * layers, (plain("ln_post", 2 * d, "norm"),), d)
     projector = Tower(
         "projector",
@@ -517,8 +518,13 @@ DECODERS = (
     "olmo2",
 )
 
+
+def _decoder_of(family: str) -> Callable[[Reader, str], Built]:
+    return lambda r, _architecture: decoder(r, family)
+
+
 BUILDERS: dict[str, Callable[[Reader, str], Built]] = {
-    **{family: (lambda r, _a, f=family: decoder(r, f)) for family in DECODERS},
+    **{family: _decoder_of(family) for family in DECODERS},
     "deepseek_v3": lambda r, _a: deepseek_v3(r),
     "gpt2": lambda r, _a: gpt2(r),
     "bert": bert,

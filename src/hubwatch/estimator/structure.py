@@ -79,6 +79,8 @@ class Layer:
     """Tokens kept by a sliding-window layer."""
     act_elems_per_token: int = 0
     """Activation elements one token leaves saved for the backward pass (flash attention)."""
+    heads: int = 1
+    """Attention heads: the eager kernel keeps a seq x seq score matrix for each."""
 
     @property
     def numel(self) -> int:
