@@ -92,3 +92,14 @@ class EventRow(SQLModel, table=True):
     sha: str | None = Field(default=None, max_length=64)
     detail: str
     at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
+
+
+class EstimateRow(SQLModel, table=True):
+    """What the estimator derived for one revision from its config.json (and headers)."""
+
+    __tablename__ = "estimate"
+
+    revision_pk: int = Field(foreign_key="revision.id", ondelete="CASCADE", primary_key=True)
+    ok: bool
+    error: str | None = None
+    data: dict[str, object] = Field(sa_column=Column(JSON, nullable=False))
