@@ -133,6 +133,8 @@ class Snapshot:
     card: dict[str, object] | None = None
     """Model card front matter keys (license, base_model, gated, pipeline_tag, library_name)."""
     card_error: str | None = None
+    estimate: dict[str, Any] | None = None
+    """The estimator's result for this revision's config.json (JSON); None without a config."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from hubwatch.models import (
     StoredRevision,
 )
 from hubwatch.store.advisories import AdvisoryStore
+from hubwatch.store.estimates import EstimateStore
 
 
 class RepoState(StrEnum):
@@ -60,7 +61,7 @@ class KnownContent(ABC):
         """Stored bytes by their sha256."""
 
 
-class Store(KnownContent, AdvisoryStore):
+class Store(KnownContent, AdvisoryStore, EstimateStore):
     """Tracked repos, their revisions, file lists, contents and events.
 
     Lifecycle: `start()` (runs migrations) before use, `close()` after. Each `add_revision`

@@ -31,6 +31,7 @@ from hubwatch.models import (
 from hubwatch.store.base import RepoState, Store, TrackedRepo
 from hubwatch.store.migrate import upgrade
 from hubwatch.store.sql_advisories import SqlAdvisoryStore
+from hubwatch.store.sql_estimates import SqlEstimates
 from hubwatch.store.tables import BlobRow, EventRow, FileRow, RepoRow, RevisionRow
 
 # Reads whose outcome depends only on the bytes, so a later revision may reuse them.
@@ -59,7 +60,7 @@ def make_engine(url: str) -> Engine:
     return create_engine(url, pool_pre_ping=True)
 
 
-class SqlStore(SqlAdvisoryStore, Store):
+class SqlStore(SqlAdvisoryStore, SqlEstimates, Store):
     """Store on SQLite or PostgreSQL; the URL decides."""
 
     def __init__(self, url: str) -> None:
@@ -224,6 +225,7 @@ class SqlStore(SqlAdvisoryStore, Store):
             session.add(revision)
             session.flush()
             assert revision.id is not None
+            self._add_estimate(session, revision.id, snapshot)
             blobs: dict[str, bytes] = {}
             rows = []
             for entry in snapshot.files:

@@ -156,3 +156,14 @@ class PublicationRow(SQLModel, table=True):
     year: int
     number: int
     published_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
+
+
+class EstimateRow(SQLModel, table=True):
+    """What the estimator derived for one revision from its config.json (and headers)."""
+
+    __tablename__ = "estimate"
+
+    revision_pk: int = Field(foreign_key="revision.id", ondelete="CASCADE", primary_key=True)
+    ok: bool
+    error: str | None = None
+    data: dict[str, object] = Field(sa_column=Column(JSON, nullable=False))

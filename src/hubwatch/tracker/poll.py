@@ -19,6 +19,7 @@ from hubwatch.errors import (
 )
 from hubwatch.models import CommitInfo, CommitSha, EventKind, RepoEvent, RepoRef, SourceKind
 from hubwatch.store.base import RepoState, Store, TrackedRepo
+from hubwatch.tracker.estimate import with_estimate
 from hubwatch.tracker.retry import RetryPolicy
 from hubwatch.tracker.snapshot import Limits, take_snapshot
 from hubwatch.tracker.source import RevisionSource
@@ -191,6 +192,7 @@ class Tracker:
                 raise
             finally:
                 structlog.contextvars.unbind_contextvars("sha")
+            snapshot = with_estimate(snapshot, self._store.blob)
             if self._store.add_revision(repo.repo_id, snapshot):
                 result.new.append(commit.sha)
                 log.info("revision_detected", sha=commit.sha, title=commit.title[:80])

@@ -1,0 +1,221 @@
+"""CLI command `estimate`: parameters, memory, largest batch per card and cost of a model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from hubwatch.cli.base import EXIT_ERROR, EXIT_USAGE, err, fail, out, print_json, settings
+from hubwatch.cli.base import app as _app
+from hubwatch.errors import HubwatchError, InvalidRepoId
+from hubwatch.estimator import (
+    CannotEstimate,
+    Memory,
+    count_params,
+    estimate_json,
+    fits,
+    gpu,
+    read_model,
+    serving,
+    training,
+    training_cost,
+)
+from hubwatch.models import ReadStatus, validate_repo_id
+from hubwatch.runtime import open_store
+
+MAX_CONFIG_BYTES = 32 * 1024 * 1024
+
+
+@_app.command()
+def estimate(
+    target: Annotated[
+        str | None,
+        typer.Argument(metavar="ORG/NAME[@REV]", help="A tracked repo (newest stored revision)."),
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="Estimate a local config.json instead.")
+    ] = None,
+    context: Annotated[
+        int | None, typer.Option(help="Serving context in tokens [default: the model's].")
+    ] = None,
+    batch: Annotated[int, typer.Option(help="Sequences served or trained at once.")] = 1,
+    dtype: Annotated[str, typer.Option(help="Serving weights: bf16, fp8 or int4.")] = "bf16",
+    seq_len: Annotated[int, typer.Option(help="Training sequence length.")] = 2048,
+    checkpointing: Annotated[
+        bool, typer.Option("--checkpointing", help="Training with gradient checkpointing.")
+    ] = False,
+    lora_rank: Annotated[int, typer.Option(help="LoRA / QLoRA rank.")] = 16,
+    tokens: Annotated[
+        int | None, typer.Option(help="Training job size in tokens, for a cost estimate.")
+    ] = None,
+    epochs: Annotated[float, typer.Option(help="Epochs of the training job.")] = 1.0,
+    on: Annotated[str, typer.Option("--gpu", help="GPU of the cost estimate.")] = "H100-80GB",
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+) -> None:
+    """Estimate parameters, serving and training memory, largest batch per card, and cost."""
+    try:
+        raw, headers, source = _load(target, config)
+    except HubwatchError as exc:
+        fail(exc)
+    stored = estimate_json(raw, headers)
+    if not stored.ok:
+        if as_json:
+            print_json({"source": source, "ok": False, "error": stored.error})
+        else:
+            err.print(f"error: {escape(stored.error or '')}", highlight=False)
+        raise typer.Exit(EXIT_ERROR)
+    try:
+        report = _report(raw, context, batch, dtype, seq_len, checkpointing, lora_rank)
+        if tokens is not None:
+            model = read_model(json.loads(raw))
+            memory = training(model, method="full", seq_len=seq_len, batch=batch)
+            cost = training_cost(
+                count_params(model),
+                memory,
+                gpu(on),
+                tokens=tokens,
+                epochs=epochs,
+                seq_len=seq_len,
+                batch=batch,
+            )
+            report["cost"] = cost
+    except CannotEstimate as exc:
+        err.print(f"error: cannot estimate: {escape(str(exc))}", highlight=False)
+        raise typer.Exit(EXIT_USAGE) from None
+    report = {"source": source, **report, "reconciliation": stored.reconciliation}
+    report["notes"] = stored.notes
+    if as_json:
+        print_json(report)
+        return
+    _render(report, stored.params)
+
+
+def _load(target: str | None, config: Path | None) -> tuple[bytes, dict[str, bytes], str]:
+    if (target is None) == (config is None):
+        raise InvalidRepoId("give ORG/NAME[@REV] or --config path/config.json (one of them)")
+    if config is not None:
+        try:
+            if config.stat().st_size > MAX_CONFIG_BYTES:
+                raise InvalidRepoId(f"{config} is over {MAX_CONFIG_BYTES} bytes")
+            return config.read_bytes(), {}, str(config)
+        except OSError as exc:
+            raise InvalidRepoId(f"cannot read {config}: {exc.strerror}") from None
+    assert target is not None
+    repo_id, _, rev = target.partition("@")
+    validate_repo_id(repo_id)
+    store = open_store(settings())
+    try:
+        revision = store.revision(repo_id, rev) if rev else store.history(repo_id)[-1]
+        files = store.files(repo_id, revision.sha)
+        found = next((f for f in files if f.path == "config.json"), None)
+        if found is None or found.content_sha256 is None:
+            raise CannotEstimate(f"{repo_id}@{revision.sha[:12]} has no readable config.json")
+        raw = store.blob(found.content_sha256)
+        headers = {
+            f.path: store.blob(f.header_sha256)
+            for f in files
+            if f.header_status is ReadStatus.STORED and f.header_sha256
+        }
+    except IndexError:
+        raise CannotEstimate(f"{repo_id} has no stored revision yet") from None
+    finally:
+        store.close()
+    return raw, headers, f"{repo_id}@{revision.sha}"
+
+
+def _memory(m: Memory) -> dict[str, Any]:
+    return {
+        "workload": m.workload,
+        "total": m.total,
+        "parts": m.parts,
+        "assumptions": m.assumptions,
+    }
+
+
+def _report(
+    raw: bytes,
+    context: int | None,
+    batch: int,
+    dtype: str,
+    seq_len: int,
+    checkpointing: bool,
+    lora_rank: int,
+) -> dict[str, Any]:
+    model = read_model(json.loads(raw))
+    params = count_params(model)
+    workloads = [serving(model, dtype=dtype, context=context, batch=batch)]
+    workloads += [
+        training(
+            model,
+            method=method,
+            seq_len=seq_len,
+            batch=batch,
+            gradient_checkpointing=checkpointing,
+            lora_rank=lora_rank,
+        )
+        for method in ("full", "lora", "qlora")
+    ]
+    return {
+        "family": model.family,
+        "architecture": model.architecture,
+        "exact": model.exact,
+        "parameters": params,
+        "memory": [_memory(m) for m in workloads],
+        "max_batch": {m.workload: fits(m) for m in workloads},
+    }
+
+
+def _gb(n: float) -> str:
+    return f"{n / 1e9:,.2f} GB"
+
+
+def _render(report: dict[str, Any], params: dict[str, Any]) -> None:
+    out.print(
+        f"[bold]{escape(report['source'])}[/]  {report['family']} "
+        f"({escape(report['architecture'] or 'no architectures')})"
+        + ("" if report["exact"] else "  [yellow]approximate[/]")
+    )
+    for note in report["notes"]:
+        out.print(f"  note: {escape(note)}", highlight=False)
+    out.print(
+        f"parameters: {params['total']:,} total, {params['active']:,} active, "
+        f"{params['embedding']:,} embedding, {params['non_embedding']:,} non-embedding"
+    )
+    for m in report["memory"]:
+        parts = " + ".join(f"{k} {_gb(v)}" for k, v in m["parts"].items())
+        out.print(f"[bold]{m['workload']}[/] {_gb(m['total'])} = {parts}", highlight=False)
+        told = "; ".join(f"{k}: {v}" for k, v in m["assumptions"].items())
+        out.print(f"  assumes {escape(told)}", highlight=False)
+    cards = Table(
+        "workload",
+        *[f.gpu for f in report["max_batch"]["serving"]],
+        title="largest batch per card (x2 = two-card pipeline split)",
+    )
+    for workload, row in report["max_batch"].items():
+        cards.add_row(
+            workload,
+            *[
+                (f"{f.max_batch}" if f.max_batch < 65_536 else ">=65536")
+                + (" x2" if f.cards == 2 else "")
+                for f in row
+            ],
+        )
+    out.print(cards)
+    if (rec := report.get("reconciliation")) is not None:
+        out.print(
+            f"checkpoint: {rec['stored']:,} stored in {rec['files']} file(s) vs "
+            f"{rec['derived']:,} derived ({rec['difference']:+,})"
+        )
+        for line in rec["explanations"]:
+            out.print(f"  {escape(line)}", highlight=False)
+    if (cost := report.get("cost")) is not None:
+        out.print(
+            f"cost: {cost.hours:,.1f} h, ${cost.usd:,.0f} ({cost.bound}-bound; "
+            + "; ".join(f"{k}: {v}" for k, v in cost.assumptions.items())
+            + ")"
+        )

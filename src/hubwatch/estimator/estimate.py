@@ -1,0 +1,123 @@
+"""One revision's estimate: parameters, memory, largest batch per card, checkpoint check."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from hubwatch.estimator.cards import fits
+from hubwatch.estimator.config import CannotEstimate
+from hubwatch.estimator.memory import Memory, kv_bytes_per_token, serving, training
+from hubwatch.estimator.params import count_params
+from hubwatch.estimator.reading import read_model
+from hubwatch.estimator.reconcile import reconcile
+
+TRAIN_SEQ_LEN = 2048
+"""Sequence length of the stored training figures (one sequence per step)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """What a config implies, or why it cannot be estimated. JSON-able as stored."""
+
+    ok: bool
+    error: str | None = None
+    """"cannot estimate: …" when ok is False."""
+    family: str = ""
+    architecture: str = ""
+    exact: bool = True
+    notes: list[str] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)
+    """total, active, embedding, non_embedding, by_kind, by_tower, by_module."""
+    context: int = 0
+    kv_bytes_per_token: int = 0
+    serving: dict[str, Any] = field(default_factory=dict)
+    """bf16 weights + KV cache for one sequence at the full context: total, parts, assumptions."""
+    training: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """full, lora, qlora at TRAIN_SEQ_LEN, batch 1, no gradient checkpointing."""
+    max_batch: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    """workload -> GPU -> {cards, max_batch, split}."""
+    reconciliation: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Estimate:
+        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        return cls(**known)
+
+
+def failed(reason: str) -> Estimate:
+    return Estimate(ok=False, error=f"cannot estimate: {reason}")
+
+
+def estimate_json(raw: bytes | str, headers: Mapping[str, bytes] | None = None) -> Estimate:
+    """Estimate from config.json bytes (and raw safetensors header bytes by path)."""
+    try:
+        config = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return failed(f"config.json is not valid JSON ({exc})")
+    except RecursionError:
+        return failed("config.json is nested too deeply to read")
+    parsed: dict[str, Mapping[str, object]] = {}
+    for path, data in (headers or {}).items():
+        try:
+            header = json.loads(data)
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+            continue
+        if isinstance(header, dict):
+            parsed[path] = header
+    return estimate(config, parsed or None)
+
+
+def estimate(config: object, headers: Mapping[str, Mapping[str, object]] | None = None) -> Estimate:
+    """Everything the estimator derives from a parsed config; never raises."""
+    try:
+        return _estimate(config, headers)
+    except CannotEstimate as exc:
+        return failed(str(exc))
+    except (TypeError, ValueError, KeyError, OverflowError, RecursionError) as exc:
+        # NOTE: upstream input is untrusted; a shape we did not foresee is a result, not a crash.
+        return failed(f"unreadable config ({type(exc).__name__}: {str(exc)[:120]})")
+
+
+def _memory(m: Memory) -> dict[str, Any]:
+    return {"total": m.total, "parts": m.parts, "assumptions": m.assumptions}
+
+
+def _estimate(config: object, headers: Mapping[str, Mapping[str, object]] | None) -> Estimate:
+    model = read_model(config)
+    params = count_params(model)
+    serve = serving(model)
+    trains = {
+        method: training(model, method=method, seq_len=TRAIN_SEQ_LEN)
+        for method in ("full", "lora", "qlora")
+    }
+    workloads: dict[str, Memory] = {"serving": serve, **trains}
+    max_batch = {
+        name: {
+            f.gpu: {"cards": f.cards, "max_batch": f.max_batch, "split": f.split}
+            for f in fits(memory)
+        }
+        for name, memory in workloads.items()
+    }
+    checked = None
+    if headers:
+        checked = asdict(reconcile(model, params, headers))
+    return Estimate(
+        ok=True,
+        family=model.family,
+        architecture=model.architecture,
+        exact=model.exact,
+        notes=list(model.notes),
+        params=asdict(params),
+        context=model.context,
+        kv_bytes_per_token=kv_bytes_per_token(model),
+        serving=_memory(serve),
+        training={k: _memory(v) for k, v in trains.items()},
+        max_batch=max_batch,
+        reconciliation=checked,
+    )

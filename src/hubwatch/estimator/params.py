@@ -1,0 +1,51 @@
+"""Parameter counts of a Model: total, active per token, embedding and non-embedding, by part."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from hubwatch.estimator.structure import Model
+
+
+@dataclass(frozen=True, slots=True)
+class ParamCount:
+    """Exact parameter counts, tied weights counted once."""
+
+    total: int
+    active: int
+    """Parameters one token passes through: all but the experts a router does not pick."""
+    embedding: int
+    """Input embeddings (token, position, token type); a tied head is not counted again."""
+    non_embedding: int
+    by_kind: dict[str, int]
+    """embedding, head, attention, mlp, experts, router, norm, conv, projector."""
+    by_tower: dict[str, int]
+    """text, vision, audio, projector, drafter."""
+    by_module: dict[str, int]
+    """Dotted module names (layer index left out), summed over layers."""
+
+
+def count_params(model: Model) -> ParamCount:
+    """Count every parameter of `model` as transformers would build it."""
+    by_kind: dict[str, int] = defaultdict(int)
+    by_tower: dict[str, int] = defaultdict(int)
+    by_module: dict[str, int] = defaultdict(int)
+    total = active = 0
+    for tower in model.towers:
+        for p in tower.all_params():
+            total += p.numel
+            active += p.active_numel
+            by_kind[p.kind] += p.numel
+            by_tower[tower.name] += p.numel
+            by_module[f"{tower.name}.{p.module}"] += p.numel
+    embedding = by_kind.get("embedding", 0)
+    return ParamCount(
+        total=total,
+        active=active,
+        embedding=embedding,
+        non_embedding=total - embedding,
+        by_kind=dict(by_kind),
+        by_tower=dict(by_tower),
+        by_module=dict(by_module),
+    )

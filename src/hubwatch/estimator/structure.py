@@ -1,0 +1,137 @@
+"""The shape of a model as the estimator sees it: towers of layers made of named parameters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class KvKind(StrEnum):
+    """What one layer keeps per token while generating."""
+
+    FULL = "full"
+    """Keys and values for every token of the context."""
+    SLIDING = "sliding"
+    """Keys and values for the last `window` tokens only."""
+    LATENT = "latent"
+    """A compressed latent per token (MLA), as vLLM and SGLang cache it."""
+    NONE = "none"
+    """Nothing per token: encoders, linear-attention and state-space layers."""
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """A group of parameters of one module, counted once per layer it appears in."""
+
+    module: str
+    """Dotted module name with the layer index left out, e.g. `self_attn.q_proj`."""
+    numel: int
+    """Parameters of this module, all copies (experts) together, bias included."""
+    kind: str
+    """embedding, head, attention, mlp, experts, router, norm, conv, projector."""
+    fan_in: int = 0
+    """For a linear layer: its input features (0 for anything else)."""
+    fan_out: int = 0
+    copies: int = 1
+    """Experts: how many copies of this linear the layer holds."""
+    active: int | None = None
+    """Parameters a token passes through (MoE: top-k experts); None means all of them."""
+
+    @property
+    def active_numel(self) -> int:
+        return self.numel if self.active is None else self.active
+
+    @property
+    def is_linear(self) -> bool:
+        return self.fan_in > 0
+
+
+def linear(
+    module: str, fan_in: int, fan_out: int, *, bias: bool, kind: str, copies: int = 1, used: int = 0
+) -> Param:
+    """A linear layer (or `copies` experts of it, `used` of which a token goes through)."""
+    one = fan_in * fan_out + (fan_out if bias else 0)
+    return Param(
+        module,
+        one * copies,
+        kind,
+        fan_in,
+        fan_out,
+        copies,
+        one * used if copies > 1 or used else None,
+    )
+
+
+def plain(module: str, numel: int, kind: str) -> Param:
+    """Parameters that are not a linear layer: norms, embeddings, convolutions, biases."""
+    return Param(module, numel, kind)
+
+
+@dataclass(frozen=True, slots=True)
+class Layer:
+    """One block of a tower, as it holds parameters, caches keys and values, keeps activations."""
+
+    params: tuple[Param, ...]
+    kv: KvKind = KvKind.NONE
+    kv_elems_per_token: int = 0
+    """Cached elements per token (keys plus values, or the MLA latent)."""
+    window: int | None = None
+    """Tokens kept by a sliding-window layer."""
+    act_elems_per_token: int = 0
+    """Activation elements one token leaves saved for the backward pass (flash attention)."""
+    heads: int = 1
+    """Attention heads: the eager kernel keeps a seq x seq score matrix for each."""
+
+    @property
+    def numel(self) -> int:
+        return sum(p.numel for p in self.params)
+
+    @property
+    def active_numel(self) -> int:
+        return sum(p.active_numel for p in self.params)
+
+
+@dataclass(frozen=True, slots=True)
+class Tower:
+    """A stack of layers with what comes before (embeddings) and after (final norm, head)."""
+
+    name: str
+    """text, vision, audio, projector, drafter."""
+    before: tuple[Param, ...]
+    layers: tuple[Layer, ...]
+    after: tuple[Param, ...] = ()
+    hidden: int = 0
+    vocab: int = 0
+    """Size of the output distribution (0 when the tower has no language-model head)."""
+
+    def all_params(self) -> list[Param]:
+        out = list(self.before)
+        for layer in self.layers:
+            out.extend(layer.params)
+        out.extend(self.after)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Model:
+    """A model the estimator could read: its family, its towers, and what it assumed."""
+
+    family: str
+    architecture: str
+    towers: tuple[Tower, ...]
+    context: int
+    """The longest context the config declares (max_position_embeddings or its alias)."""
+    generates: bool = True
+    """Whether it decodes token by token (has a KV cache); False for encoders."""
+    exact: bool = True
+    """False when the architecture is unknown and the counts are a generic guess."""
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    """What was assumed, in words (defaults taken, nested configs read, shared weights)."""
+
+    @property
+    def text(self) -> Tower:
+        """The tower that generates (or encodes) text: the one the KV cache belongs to."""
+        for tower in self.towers:
+            if tower.name in ("text", "drafter"):
+                return tower
+        return self.towers[0]

@@ -1,0 +1,65 @@
+"""`hubwatch estimate`: from a local config, from a tracked revision, and on bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from hubwatch.cli import EXIT_ERROR, EXIT_USAGE, app
+from tests.estimator.make_golden import REPO_CONFIGS
+from tests.support.gitrepo import CommitSpec, make_repo
+
+LLAMA = REPO_CONFIGS / "meta-llama__Llama-3.2-1B.json"
+
+
+def run(tmp_path: Path, *args: str) -> tuple[int, str, str]:
+    env = {
+        "HUBWATCH_DATA_DIR": str(tmp_path / "data"),
+        "HUBWATCH_LOG_LEVEL": "ERROR",
+        "COLUMNS": "200",
+    }
+    result = CliRunner().invoke(app, list(args), env=env)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_config_json_prints_counts_memory_with_assumptions_and_card_table(tmp_path: Path) -> None:
+    code, stdout, _ = run(
+        tmp_path, "estimate", "--config", str(LLAMA), "--context", "8192", "--tokens", "1000000000"
+    )
+    assert code == 0
+    assert "1,235,814,400 total" in stdout
+    assert "context tokens: 8192; batch: 1" in stdout and "sequence length: 2048" in stdout
+    assert "largest batch per card" in stdout and "cost:" in stdout
+
+
+def test_json_output_carries_assumptions_and_fits(tmp_path: Path) -> None:
+    code, stdout, _ = run(tmp_path, "estimate", "--config", str(LLAMA), "--json", "--batch", "4")
+    data = json.loads(stdout)
+    assert code == 0 and data["parameters"]["total"] == 1_235_814_400
+    serving = next(m for m in data["memory"] if m["workload"] == "serving")
+    assert serving["assumptions"]["batch"] == 4
+    assert {f["gpu"] for f in data["max_batch"]["serving"]} >= {"T4", "H200", "MI300X"}
+
+
+def test_bad_config_is_one_line_cannot_estimate(tmp_path: Path) -> None:
+    bad = tmp_path / "config.json"
+    bad.write_text(json.dumps({"model_type": "llama", "hidden_size": 0}))
+    code, _, stderr = run(tmp_path, "estimate", "--config", str(bad))
+    assert code == EXIT_ERROR
+    assert stderr.startswith("error: cannot estimate: config.hidden_size is 0")
+    assert stderr.count("\n") == 1
+
+
+def test_neither_or_both_targets_is_a_usage_error(tmp_path: Path) -> None:
+    assert run(tmp_path, "estimate")[0] == EXIT_USAGE
+    assert run(tmp_path, "estimate", "org/m", "--config", str(LLAMA))[0] == EXIT_USAGE
+
+
+def test_tracked_revision_is_estimated_from_the_store(tmp_path: Path) -> None:
+    upstream = tmp_path / "up"
+    make_repo(upstream, [CommitSpec({"config.json": LLAMA.read_bytes()})])
+    assert run(tmp_path, "track", "org/m", "--source", "git", "--url", str(upstream))[0] == 0
+    code, stdout, _ = run(tmp_path, "estimate", "org/m", "--json")
+    assert code == 0 and json.loads(stdout)["source"].startswith("org/m@")

@@ -1,0 +1,45 @@
+"""Per-revision estimates: written by the tracker with the revision, read back on both stores."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hubwatch.models import CommitSha, RepoRef, SourceKind
+from hubwatch.store.sql import SqlStore
+from tests.estimator.make_golden import REPO_CONFIGS
+from tests.support.gitrepo import CommitSpec, make_repo, safetensors_bytes
+from tests.test_tracking_git import make_tracker
+
+GPT2 = (REPO_CONFIGS / "openai-community__gpt2.json").read_bytes()
+
+
+def test_every_revision_gets_its_estimate_and_bad_or_missing_configs_are_clear(
+    store: SqlStore, tmp_path: Path
+) -> None:
+    bigger = json.dumps({**json.loads(GPT2), "n_positions": 2048}).encode()
+    weights = safetensors_bytes({"wte.weight": ("F16", [50257, 8])})
+    shas = make_repo(
+        tmp_path / "up",
+        [
+            CommitSpec({"config.json": GPT2, "model.safetensors": weights}),
+            CommitSpec({"config.json": bigger}),
+            CommitSpec({"config.json": b'{"model_type": "gpt2", "n_embd": -1}'}),
+            CommitSpec({"config.json": b"{not json"}),
+        ],
+        lfs_patterns=(),
+    )
+    make_repo(tmp_path / "none", [CommitSpec({"README.md": b"no config"})])
+    tracker = make_tracker(store, tmp_path)
+    assert tracker.track(RepoRef("org/m", SourceKind.GIT, str(tmp_path / "up"))).error is None
+    tracker.track(RepoRef("org/none", SourceKind.GIT, str(tmp_path / "none")))
+
+    first, second, negative, broken = (store.estimate("org/m", CommitSha(s)) for s in shas)
+    assert first is not None and first["ok"] and first["params"]["total"] == 124_439_808
+    assert first["reconciliation"]["files"] == 1
+    assert second is not None and second["context"] == 2048
+    assert negative is not None and not negative["ok"]
+    assert "n_embd is -1" in negative["error"]
+    assert broken is not None and broken["error"].startswith("cannot estimate: config.json")
+    none = store.history("org/none")[0].sha
+    assert store.estimate("org/none", none) is None
