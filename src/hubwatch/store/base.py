@@ -20,6 +20,7 @@ from hubwatch.models import (
 )
 from hubwatch.store.advisories import AdvisoryStore
 from hubwatch.store.estimates import EstimateStore
+from hubwatch.store.scheduling import ScheduleStore
 
 
 class RepoState(StrEnum):
@@ -61,7 +62,7 @@ class KnownContent(ABC):
         """Stored bytes by their sha256."""
 
 
-class Store(KnownContent, AdvisoryStore, EstimateStore):
+class Store(KnownContent, AdvisoryStore, EstimateStore, ScheduleStore):
     """Tracked repos, their revisions, file lists, contents and events.
 
     Lifecycle: `start()` (runs migrations) before use, `close()` after. Each `add_revision`

@@ -9,6 +9,7 @@ from functools import partial
 
 import structlog
 
+from hubwatch import metrics
 from hubwatch.errors import (
     AuthError,
     HubwatchError,
@@ -22,7 +23,7 @@ from hubwatch.store.base import RepoState, Store, TrackedRepo
 from hubwatch.tracker.estimate import with_estimate
 from hubwatch.tracker.retry import RetryPolicy
 from hubwatch.tracker.snapshot import Limits, take_snapshot
-from hubwatch.tracker.source import RevisionSource
+from hubwatch.tracker.source import ChangeFeed, RevisionSource
 
 log = structlog.get_logger(__name__)
 
@@ -45,6 +46,8 @@ class PollResult:
     """The error that ended the poll early, for callers that map it (exit codes)."""
     idle: bool = False
     """Nothing upstream changed since the last poll (one cheap request)."""
+    private: bool | None = None
+    """Whether the source said the repo is private; None when the poll did not learn it."""
 
 
 class Tracker:
@@ -61,6 +64,7 @@ class Tracker:
         self._store = store
         self._hooks = tuple(after_revision)
         self._sources = sources
+        self.sources = sources
         self._limits = limits or Limits()
         self._retry = retry or RetryPolicy()
 
@@ -124,6 +128,10 @@ class Tracker:
         except RepoDisabled as exc:
             self._set_state(tracked, result, RepoState.DISABLED, EventKind.REPO_DISABLED, str(exc))
             return
+        result.private = status.private
+        if isinstance(source, ChangeFeed) and tracked.state is not RepoState.DELETED:
+            # what discovery needs to know: the public listing shows public repos only
+            self._store.set_listed([repo.repo_id], not status.private)
 
         if status.repo_id != repo.repo_id and tracked.renamed_to != status.repo_id:
             self._store.update_repo(repo.repo_id, renamed_to=status.repo_id)
@@ -196,6 +204,10 @@ class Tracker:
             if self._store.add_revision(repo.repo_id, snapshot):
                 result.new.append(commit.sha)
                 log.info("revision_detected", sha=commit.sha, title=commit.title[:80])
+                metrics.REVISIONS.inc()
+                if tracked.head is not None:  # a new commit, not a backfill of old history
+                    lag = (_now() - commit.date).total_seconds()
+                    metrics.DETECTION_LAG.observe(max(lag, 0.0))
                 self._after_revision(repo.repo_id, commit.sha)
             if progress:
                 progress(done, len(todo), commit)
