@@ -15,6 +15,7 @@ from hubwatch.tracker.discovery import Discovery
 from hubwatch.tracker.git import GitSource
 from hubwatch.tracker.hub import HubSource
 from hubwatch.tracker.poll import Tracker
+from hubwatch.tracker.source import Modified
 from hubwatch.tracker.work import Worker
 from tests.support.gitrepo import CommitSpec, add_commits, make_repo
 from tests.support.hubsim import HubSimulator
@@ -91,8 +92,9 @@ def test_the_listing_names_the_changed_repos_and_only_they_are_polled(
     assert sorted(cycle.discovery.woken) == IDS[1:3]
     assert sorted(r.repo_id for r in cycle.polls) == IDS[1:3]
     assert all(len(r.new) == 1 for r in cycle.polls)
-    polled = {r.path.split("/")[4] for r in hub.requests if r.route == "model-info"}
+    polled = {r.path.split("/")[4] for r in hub.requests if r.route == "commits"}
     assert polled == {"model-1", "model-2"}
+    assert hub.stats.count("model-info") == 0  # the listing gave their heads
     # The next cycle is idle again: the walk stops at the new cursor.
     hub.reset_stats()
     assert discovery.run().woken == [] and hub.stats.requests == 1
@@ -129,7 +131,7 @@ def test_a_failing_listing_falls_back_to_per_repo_checks(
 ) -> None:
     class BrokenListing(HubSource):
         # huggingface_hub retries a failing listing for half a minute; skip to its outcome
-        def recently_modified(self, limit: int) -> Iterator[tuple[str, datetime]]:
+        def recently_modified(self, limit: int) -> Iterator[Modified]:
             raise SourceUnavailable("models/listing: the Hub answered 500")
 
     _, discovery, _ = _setup(store, hub)

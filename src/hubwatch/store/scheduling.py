@@ -8,7 +8,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 
-from hubwatch.models import CommitSha, RepoRef
+from hubwatch.models import CommitSha, RepoRef, RepoStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +30,15 @@ class ScheduleEntry:
     """Whether the Hub's public listing shows it; None: not known yet."""
 
 
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A repo leased to one worker, with what woke it."""
+
+    repo_id: str
+    hint: RepoStatus | None = None
+    """The repo's status as the listing that woke it gave it; None: the poll asks the source."""
+
+
 class ScheduleStore(ABC):
     """Per-repo schedules and leases, periodic-job leases and listing cursors.
 
@@ -48,8 +57,16 @@ class ScheduleStore(ABC):
         """Every tracked repo with its schedule, by id."""
 
     @abstractmethod
-    def wake(self, repo_ids: Iterable[str], at: datetime) -> int:
-        """Ask for a poll of these repos as soon as a worker is free; returns how many exist."""
+    def wake(
+        self,
+        repo_ids: Iterable[str],
+        at: datetime,
+        hints: Mapping[str, RepoStatus] | None = None,
+    ) -> int:
+        """Ask for a poll of these repos as soon as a worker is free; returns how many exist.
+
+        `hints` gives, per repo, the status a listing reported, handed to the poll.
+        """
 
     @abstractmethod
     def set_due(self, due: Mapping[str, datetime]) -> None:
@@ -60,7 +77,7 @@ class ScheduleStore(ABC):
         """Record whether the Hub's public listing shows these repos."""
 
     @abstractmethod
-    def claim_repos(self, owner: str, now: datetime, lease_s: float, limit: int = 1) -> list[str]:
+    def claim_repos(self, owner: str, now: datetime, lease_s: float, limit: int = 1) -> list[Claim]:
         """Lease up to `limit` woken repos no live lease holds, oldest wake first."""
 
     @abstractmethod

@@ -16,8 +16,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from hubwatch.errors import WorkerConflict
-from hubwatch.models import CommitSha, RepoRef, SourceKind
-from hubwatch.store.scheduling import ScheduleEntry, ScheduleStore
+from hubwatch.models import CommitSha, RepoRef, RepoStatus, SourceKind
+from hubwatch.store.scheduling import Claim, ScheduleEntry, ScheduleStore
 from hubwatch.store.tables import CursorRow, JobLeaseRow, RepoRow, ScheduleRow
 
 _CHUNK = 500  # ids per IN (…) list: far below every driver's parameter limit
@@ -121,15 +121,37 @@ class SqlSchedules(ScheduleStore):
                 stmt = insert(ScheduleRow).values(missing).on_conflict_do_nothing()
                 session.execute(stmt)
 
-    def wake(self, repo_ids: Iterable[str], at: datetime) -> int:
+    def wake(
+        self,
+        repo_ids: Iterable[str],
+        at: datetime,
+        hints: Mapping[str, RepoStatus] | None = None,
+    ) -> int:
+        hints = hints or {}
         with self._session() as session:
             pks = self._pks(session, repo_ids)
             self._ensure_rows(session, pks.values())
-            for chunk in _chunks(sorted(pks.values())):
+            plain = sorted(pk for repo_id, pk in pks.items() if repo_id not in hints)
+            for chunk in _chunks(plain):
                 session.execute(
                     update(ScheduleRow)
                     .where(col(ScheduleRow.repo_pk).in_(chunk))
-                    .values(woken_at=at)
+                    .values(woken_at=at, hint_head=None, hint_gated=None)
+                )
+            table = ScheduleRow.metadata.tables["repo_schedule"]
+            hinted = [
+                {"pk": pk, "head": hints[repo_id].head, "gated": hints[repo_id].gated}
+                for repo_id, pk in pks.items()
+                if repo_id in hints
+            ]
+            if hinted:
+                session.connection().execute(
+                    update(table)
+                    .where(table.c.repo_pk == bindparam("pk"))
+                    .values(
+                        woken_at=at, hint_head=bindparam("head"), hint_gated=bindparam("gated")
+                    ),
+                    hinted,
                 )
             session.commit()
             return len(pks)
@@ -165,7 +187,7 @@ class SqlSchedules(ScheduleStore):
 
     # -- repo leases ------------------------------------------------------------------------
 
-    def claim_repos(self, owner: str, now: datetime, lease_s: float, limit: int = 1) -> list[str]:
+    def claim_repos(self, owner: str, now: datetime, lease_s: float, limit: int = 1) -> list[Claim]:
         with self._session() as session:
             free = or_(
                 col(ScheduleRow.lease_expires_at).is_(None),
@@ -194,14 +216,20 @@ class SqlSchedules(ScheduleStore):
                     lease_expires_at=now + timedelta(seconds=lease_s),
                 )
             )
-            ids = session.exec(
-                select(RepoRow.repo_id)
+            rows = session.exec(
+                select(RepoRow.repo_id, ScheduleRow.hint_head, ScheduleRow.hint_gated)
                 .join(ScheduleRow, col(ScheduleRow.repo_pk) == col(RepoRow.id))
                 .where(col(RepoRow.id).in_(pks), col(ScheduleRow.lease_owner) == owner)
                 .order_by(col(ScheduleRow.woken_at), col(ScheduleRow.repo_pk))
             ).all()
             session.commit()
-            return list(ids)
+            return [
+                Claim(
+                    repo_id,
+                    RepoStatus(CommitSha(head), repo_id, gated=bool(gated)) if head else None,
+                )
+                for repo_id, head, gated in rows
+            ]
 
     def renew_lease(self, repo_id: str, owner: str, until: datetime) -> bool:
         with self._session() as session:
@@ -227,7 +255,7 @@ class SqlSchedules(ScheduleStore):
                 session.execute(
                     update(ScheduleRow)
                     .where(mine, col(ScheduleRow.woken_at) <= col(ScheduleRow.lease_claimed_at))
-                    .values(woken_at=None)
+                    .values(woken_at=None, hint_head=None, hint_gated=None)
                 )
                 session.execute(update(ScheduleRow).where(mine).values(due_at=due_at))
             session.execute(

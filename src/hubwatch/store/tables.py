@@ -182,6 +182,9 @@ class ScheduleRow(SQLModel, table=True):
     """Set when something says the repo changed (listing, failed check, webhook); None: idle."""
     listed: bool | None = None
     """Whether the Hub's public listing shows the repo (None: not known yet)."""
+    hint_head: str | None = Field(default=None, max_length=64)
+    """The head the listing that woke the repo named, so its poll can skip asking for it."""
+    hint_gated: bool | None = None
     lease_owner: str | None = Field(default=None, max_length=200)
     lease_claimed_at: datetime | None = Field(
         default=None, sa_column=Column(DateTime(timezone=True))

@@ -12,7 +12,10 @@ resolver (`X-Repo-Commit`, counted against the larger "resolvers" quota) or `git
 - repos of sources that have no listing (git remotes).
 
 Repos never polled, or whose last poll failed, or that are deleted or disabled, get a full poll
-when due. A repo that needs a poll is woken in the store; workers claim and poll woken repos.
+when due. A listed repo still gets a full poll every `verify_s` (a day by default), since a
+listing does not show renames, deletions or a repo turning private. A repo that needs a poll is
+woken in the store, with the head and gating the listing gave (so its poll skips its own
+model_info request); workers claim and poll woken repos.
 """
 
 from __future__ import annotations
@@ -26,10 +29,10 @@ import structlog
 
 from hubwatch import metrics
 from hubwatch.errors import SourceError
-from hubwatch.models import SourceKind
+from hubwatch.models import RepoStatus, SourceKind
 from hubwatch.store.base import Store
 from hubwatch.store.scheduling import ScheduleEntry
-from hubwatch.tracker.source import ChangeFeed, RevisionSource
+from hubwatch.tracker.source import ChangeFeed, Modified, RevisionSource
 
 log = structlog.get_logger(__name__)
 
@@ -55,7 +58,7 @@ class DiscoveryResult:
 @dataclass(frozen=True)
 class _Walk:
     covered: bool
-    named: dict[str, datetime]
+    named: dict[str, Modified]
 
 
 class Discovery:
@@ -67,6 +70,7 @@ class Discovery:
         sources: Mapping[SourceKind, RevisionSource],
         *,
         interval_s: float,
+        verify_s: float = 86_400.0,
         jitter: float = 0.1,
         margin_s: float = 120.0,
         skew_s: float = 5.0,
@@ -76,6 +80,7 @@ class Discovery:
         self._store = store
         self._sources = sources
         self._interval = interval_s
+        self._verify = max(verify_s, interval_s)
         self._jitter = jitter
         self._margin = timedelta(seconds=margin_s)
         """Overlap with the previous walk: the listing's clock and indexing may lag a little."""
@@ -84,10 +89,11 @@ class Discovery:
         self._max_listed = max_listed
         self._rng = rng or random.Random()
 
-    def next_due(self, now: datetime) -> datetime:
-        """When a repo checked now is due again: the interval, give or take the jitter."""
+    def next_due(self, now: datetime, *, listed: bool = False) -> datetime:
+        """When a repo checked now is due again: the interval (the verify interval for a repo
+        the listing shows), give or take the jitter."""
         spread = 1 + self._rng.uniform(-self._jitter, self._jitter)
-        return now + timedelta(seconds=self._interval * spread)
+        return now + timedelta(seconds=(self._verify if listed else self._interval) * spread)
 
     def run(self, heartbeat: Callable[[], None] | None = None) -> DiscoveryResult:
         """Wake every repo that needs a poll; check the ones the listings cannot vouch for.
@@ -104,24 +110,29 @@ class Discovery:
                 if tracked:
                     walks[kind] = self._walk(source, tracked, result)
         wake: list[str] = []
+        hints: dict[str, RepoStatus] = {}
         due: dict[str, datetime] = {}
         listed: list[str] = []
         for n, entry in enumerate(entries, 1):
             if heartbeat and n % 200 == 0:
                 heartbeat()
-            decision = self._decide(entry, walks.get(entry.ref.source), now, result)
-            if decision == "wake":
-                wake.append(entry.ref.repo_id)
-            elif decision == "fresh":
-                due[entry.ref.repo_id] = self.next_due(now)
             walk = walks.get(entry.ref.source)
+            decision = self._decide(entry, walk, now, result)
+            if decision in ("wake", "hinted"):
+                wake.append(entry.ref.repo_id)
+            if decision == "hinted" and walk is not None:
+                status = walk.named[entry.ref.repo_id].status
+                assert status is not None
+                hints[entry.ref.repo_id] = status
+            elif decision == "fresh":
+                due[entry.ref.repo_id] = self.next_due(now, listed=bool(walk and entry.listed))
             if walk and entry.ref.repo_id in walk.named and entry.listed is not True:
                 listed.append(entry.ref.repo_id)
         if listed:
             self._store.set_listed(listed, True)
         self._store.set_due(due)
         if wake:
-            self._store.wake(wake, datetime.now(UTC))
+            self._store.wake(wake, datetime.now(UTC), hints)
         result.woken = wake
         metrics.DISCOVERY_WOKEN.inc(len(wake))
         log.info(
@@ -139,27 +150,27 @@ class Discovery:
         """Read the listing down to the cursor; which tracked repos it names, and when."""
         wanted = set(tracked)
         cursor = self._store.cursor(feed.feed_name)
-        named: dict[str, datetime] = {}
+        named: dict[str, Modified] = {}
         newest: datetime | None = None
         covered = False
         try:
             if cursor is None:
                 # First cycle: no cursor to walk down to. Take the newest time as the cursor;
                 # every repo gets its own check this once.
-                for _repo_id, at in feed.recently_modified(limit=1):
+                for item in feed.recently_modified(limit=1):
                     result.listed += 1
-                    newest = at
+                    newest = item.at
             else:
                 floor = cursor - self._margin
                 count = 0
-                for repo_id, at in feed.recently_modified(limit=self._max_listed):
+                for item in feed.recently_modified(limit=self._max_listed):
                     count += 1
-                    newest = max(newest, at) if newest else at
-                    if at <= floor:
+                    newest = max(newest, item.at) if newest else item.at
+                    if item.at <= floor:
                         covered = True
                         break
-                    if repo_id in wanted:
-                        named[repo_id] = max(named.get(repo_id, at), at)
+                    if item.repo_id in wanted and item.repo_id not in named:
+                        named[item.repo_id] = item  # the first is the newest
                 result.listed += count
                 covered = covered or count < self._max_listed  # the listing ended above the floor
         except SourceError as exc:
@@ -175,19 +186,29 @@ class Discovery:
     def _decide(
         self, entry: ScheduleEntry, walk: _Walk | None, now: datetime, result: DiscoveryResult
     ) -> str:
-        """ "wake", "fresh" (checked, unchanged) or "skip" (nothing to do now) for one repo."""
+        """What to do with one repo now.
+
+        "wake" (a full poll), "hinted" (a poll that starts from the listing's status), "fresh"
+        (checked just now: unchanged) or "skip" (nothing to do now).
+        """
         if entry.woken:
             return "skip"
         repo_id = entry.ref.repo_id
-        if walk is not None and repo_id in walk.named:
-            modified = walk.named[repo_id]
-            if entry.last_polled_at is None or modified > entry.last_polled_at - self._skew:
-                return "wake"
         is_due = entry.due_at is None or entry.due_at <= now
         needs_poll = entry.head is None or entry.last_polled_at is None or entry.failed
+        if walk is not None and repo_id in walk.named:
+            item = walk.named[repo_id]
+            recent = entry.last_polled_at is None or item.at > entry.last_polled_at - self._skew
+            if item.status is not None and item.status.head == entry.head and not needs_poll:
+                recent = False  # touched, but its head is what we have: nothing new
+            if recent:
+                usable = item.status is not None and entry.state in _READABLE
+                return "hinted" if usable and not needs_poll else "wake"
         if needs_poll or entry.state not in _READABLE:
             return "wake" if is_due else "skip"
         if walk is not None and walk.covered and entry.listed:
+            if is_due:
+                return "wake"  # the periodic full verification (renames, deletions, privacy)
             result.vouched += 1
             return "skip"
         if not (is_due or (walk is not None and not walk.covered)):

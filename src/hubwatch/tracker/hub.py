@@ -32,7 +32,7 @@ from hubwatch.errors import (
 )
 from hubwatch.models import CommitInfo, CommitSha, FileEntry, RepoRef, RepoStatus
 from hubwatch.tracker.pacing import Pacer, bucket_of
-from hubwatch.tracker.source import ChangeFeed, RevisionSource
+from hubwatch.tracker.source import ChangeFeed, Modified, RevisionSource
 
 T = TypeVar("T")
 _CHUNK = 64 * 1024
@@ -187,17 +187,30 @@ class HubSource(RevisionSource, ChangeFeed):
     def feed_name(self) -> str:
         return f"hub-models:{self._endpoint}"
 
-    def recently_modified(self, limit: int) -> Iterator[tuple[str, datetime]]:
+    def recently_modified(self, limit: int) -> Iterator[Modified]:
         listing = RepoRef("models/listing")  # names the listing in error messages
         try:
-            # NOTE: the Hub sorts newest first by default and returns the sorted-on field
-            # (huggingface_hub#2460); expand keeps each item to its id and lastModified.
+            # NOTE: the Hub sorts newest first by default; `expand` keeps each item to what a
+            # poll needs to know first (the head sha, gated, private), so a woken repo's poll
+            # can skip its own model_info request.
             models = self._api.list_models(
-                sort="last_modified", limit=limit, expand=["lastModified"]
+                sort="last_modified",
+                limit=limit,
+                expand=["lastModified", "sha", "gated", "private", "disabled"],
             )
             for model in models:
-                if model.id and model.last_modified is not None:
-                    yield model.id, model.last_modified.astimezone(UTC)
+                if not model.id or model.last_modified is None:
+                    continue
+                status = None
+                if model.sha:
+                    status = RepoStatus(
+                        head=CommitSha(model.sha),
+                        repo_id=model.id,
+                        gated=model.gated not in (None, False),
+                        disabled=bool(model.disabled),
+                        private=bool(model.private),
+                    )
+                yield Modified(model.id, model.last_modified.astimezone(UTC), status)
         except Exception as exc:
             raise _translate(listing, exc) from exc
 

@@ -18,7 +18,15 @@ from hubwatch.errors import (
     RepoNotFound,
     SourceError,
 )
-from hubwatch.models import CommitInfo, CommitSha, EventKind, RepoEvent, RepoRef, SourceKind
+from hubwatch.models import (
+    CommitInfo,
+    CommitSha,
+    EventKind,
+    RepoEvent,
+    RepoRef,
+    RepoStatus,
+    SourceKind,
+)
 from hubwatch.store.base import RepoState, Store, TrackedRepo
 from hubwatch.tracker.estimate import with_estimate
 from hubwatch.tracker.retry import RetryPolicy
@@ -48,6 +56,8 @@ class PollResult:
     """Nothing upstream changed since the last poll (one cheap request)."""
     private: bool | None = None
     """Whether the source said the repo is private; None when the poll did not learn it."""
+    listed: bool = False
+    """Whether the source's change listing shows the repo (a public Hub repo)."""
 
 
 class Tracker:
@@ -82,13 +92,21 @@ class Tracker:
         self._store.add_repo(repo)
         return self.poll(repo.repo_id, progress)
 
-    def poll(self, repo_id: str, progress: Progress | None = None) -> PollResult:
-        """Bring one tracked repo up to date; never raises SourceError (it is recorded)."""
+    def poll(
+        self,
+        repo_id: str,
+        progress: Progress | None = None,
+        hint: RepoStatus | None = None,
+    ) -> PollResult:
+        """Bring one tracked repo up to date; never raises SourceError (it is recorded).
+
+        `hint`: the repo's status as a change listing just gave it; saves asking the source.
+        """
         tracked = self._store.get_repo(repo_id)
         result = PollResult(repo_id)
         structlog.contextvars.bind_contextvars(repo=repo_id)
         try:
-            self._poll(tracked, result, progress)
+            self._poll(tracked, result, progress, hint)
         except SourceError as exc:
             result.error, result.failure = str(exc), exc
             self._store.update_repo(repo_id, polled_at=_now(), error=result.error)
@@ -116,12 +134,21 @@ class Tracker:
 
     # -- internals --------------------------------------------------------------------------
 
-    def _poll(self, tracked: TrackedRepo, result: PollResult, progress: Progress | None) -> None:
+    def _poll(
+        self,
+        tracked: TrackedRepo,
+        result: PollResult,
+        progress: Progress | None,
+        hint: RepoStatus | None,
+    ) -> None:
         repo = tracked.ref
         source = self._source(repo)
         retry = self._retry
         try:
-            status = retry.call(lambda: source.status(repo), f"{repo.repo_id} status")
+            if hint is not None and hint.repo_id == repo.repo_id:
+                status = hint
+            else:
+                status = retry.call(lambda: source.status(repo), f"{repo.repo_id} status")
         except RepoNotFound as exc:
             self._set_state(tracked, result, RepoState.DELETED, EventKind.REPO_DELETED, str(exc))
             return
@@ -129,9 +156,12 @@ class Tracker:
             self._set_state(tracked, result, RepoState.DISABLED, EventKind.REPO_DISABLED, str(exc))
             return
         result.private = status.private
-        if isinstance(source, ChangeFeed) and tracked.state is not RepoState.DELETED:
+        if isinstance(source, ChangeFeed) and status is not hint:
             # what discovery needs to know: the public listing shows public repos only
-            self._store.set_listed([repo.repo_id], not status.private)
+            result.listed = not status.private
+            self._store.set_listed([repo.repo_id], result.listed)
+        elif isinstance(source, ChangeFeed):
+            result.listed = True  # the hint came from the listing
 
         if status.repo_id != repo.repo_id and tracked.renamed_to != status.repo_id:
             self._store.update_repo(repo.repo_id, renamed_to=status.repo_id)
@@ -211,7 +241,9 @@ class Tracker:
                 self._after_revision(repo.repo_id, commit.sha)
             if progress:
                 progress(done, len(todo), commit)
-        self._store.update_repo(repo.repo_id, head=status.head, polled_at=_now(), clear_error=True)
+        # the listing is newer than `status` when a commit landed in between
+        head = commits[0].sha if commits else status.head
+        self._store.update_repo(repo.repo_id, head=head, polled_at=_now(), clear_error=True)
 
     def _after_revision(self, repo_id: str, sha: CommitSha) -> None:
         for hook in self._hooks:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 
 from hubwatch.models import CommitInfo, CommitSha, FileEntry, RepoRef, RepoStatus
@@ -52,6 +53,17 @@ class RevisionSource(ABC):
         """Release connections or processes."""
 
 
+@dataclass(frozen=True, slots=True)
+class Modified:
+    """One item of a change listing."""
+
+    repo_id: str
+    at: datetime
+    """When the repo was last modified, by the source's clock."""
+    status: RepoStatus | None = None
+    """What the listing says of the repo now (head, gated, private), when it says it."""
+
+
 class ChangeFeed(ABC):
     """A source that lists its recently modified repos, so idle repos need no request each."""
 
@@ -61,8 +73,8 @@ class ChangeFeed(ABC):
         """Names the listing, so that its stored cursor is not mixed with another endpoint's."""
 
     @abstractmethod
-    def recently_modified(self, limit: int) -> Iterator[tuple[str, datetime]]:
-        """(repo id, last modified) of up to `limit` repos, most recently modified first.
+    def recently_modified(self, limit: int) -> Iterator[Modified]:
+        """Up to `limit` repos, most recently modified first.
 
         Lazy: pages are fetched as the caller iterates, so stopping early saves requests.
         Raises SourceError subclasses only.

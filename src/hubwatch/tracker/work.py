@@ -20,7 +20,7 @@ import structlog
 
 from hubwatch import metrics
 from hubwatch.errors import NotTracked
-from hubwatch.models import CommitInfo
+from hubwatch.models import CommitInfo, RepoStatus
 from hubwatch.store.base import Store
 from hubwatch.tracker.discovery import Discovery, DiscoveryResult
 from hubwatch.tracker.poll import PollResult, Tracker
@@ -100,12 +100,12 @@ class Worker:
             claimed = self._store.claim_repos(self.owner, datetime.now(UTC), self._lease_s)
             if not claimed:
                 break
-            result = self.poll_one(claimed[0])
+            result = self.poll_one(claimed[0].repo_id, claimed[0].hint)
             if result is not None:
                 results.append(result)
         return results
 
-    def poll_one(self, repo_id: str) -> PollResult | None:
+    def poll_one(self, repo_id: str, hint: RepoStatus | None = None) -> PollResult | None:
         """Poll one claimed repo and give its lease back; None if it was released unfinished."""
         structlog.contextvars.bind_contextvars(worker=self.owner)
 
@@ -118,7 +118,7 @@ class Worker:
                 raise _Released
 
         try:
-            result = self._tracker.poll(repo_id, progress)
+            result = self._tracker.poll(repo_id, progress, hint)
         except _Released:
             metrics.POLLS.labels("released").inc()
             log.info("repo_released", repo=repo_id)
@@ -139,13 +139,13 @@ class Worker:
             structlog.contextvars.unbind_contextvars("worker")
         outcome = "failed" if result.error else "new" if result.new else "idle"
         metrics.POLLS.labels(outcome).inc()
-        self._release(repo_id, done=True)
+        self._release(repo_id, done=True, listed=result.listed)
         return result
 
     # -- internals --------------------------------------------------------------------------
 
-    def _release(self, repo_id: str, *, done: bool) -> None:
-        due = self._discovery.next_due(datetime.now(UTC))
+    def _release(self, repo_id: str, *, done: bool, listed: bool = False) -> None:
+        due = self._discovery.next_due(datetime.now(UTC), listed=listed)
         self._store.release_repo(repo_id, self.owner, done=done, due_at=due)
 
     def _renew_job(self) -> None:

@@ -23,6 +23,8 @@ def upgrade() -> None:
         sa.Column("due_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("woken_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("listed", sa.Boolean(), nullable=True),
+        sa.Column("hint_head", sa.String(length=64), nullable=True),
+        sa.Column("hint_gated", sa.Boolean(), nullable=True),
         sa.Column("lease_owner", sa.String(length=200), nullable=True),
         sa.Column("lease_claimed_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("lease_expires_at", sa.DateTime(timezone=True), nullable=True),
