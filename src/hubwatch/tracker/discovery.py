@@ -135,6 +135,7 @@ class Discovery:
             self._store.wake(wake, datetime.now(UTC), hints)
         result.woken = wake
         metrics.DISCOVERY_WOKEN.inc(len(wake))
+        structlog.contextvars.unbind_contextvars("hub_request_id")
         log.info(
             "discovery_finished",
             woken=len(wake),
@@ -198,10 +199,12 @@ class Discovery:
         needs_poll = entry.head is None or entry.last_polled_at is None or entry.failed
         if walk is not None and repo_id in walk.named:
             item = walk.named[repo_id]
-            recent = entry.last_polled_at is None or item.at > entry.last_polled_at - self._skew
-            if item.status is not None and item.status.head == entry.head and not needs_poll:
-                recent = False  # touched, but its head is what we have: nothing new
-            if recent:
+            if item.status is not None:
+                recent = item.status.head != entry.head  # the listing says where the head is
+            else:
+                last = entry.last_polled_at
+                recent = last is None or item.at > last - self._skew
+            if recent or needs_poll:
                 usable = item.status is not None and entry.state in _READABLE
                 return "hinted" if usable and not needs_poll else "wake"
         if needs_poll or entry.state not in _READABLE:

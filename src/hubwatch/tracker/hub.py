@@ -12,12 +12,14 @@ from urllib.parse import quote
 
 import httpx2
 import huggingface_hub
+import structlog
 from huggingface_hub import HfApi, hf_hub_url
 from huggingface_hub import errors as hf_errors
 from huggingface_hub.hf_api import RepoFile
 from huggingface_hub.utils._headers import build_hf_headers
 from huggingface_hub.utils._http import hf_raise_for_status, hf_request_event_hook
 
+from hubwatch import metrics
 from hubwatch.errors import (
     AuthError,
     ContentTooLarge,
@@ -46,6 +48,12 @@ def _configure_session(timeout_s: float, pacer: Pacer) -> None:
 
     def learn(response: httpx2.Response) -> None:
         pacer.after(response.headers.get("RateLimit"), response.headers.get("RateLimit-Policy"))
+        bucket = bucket_of(response.request.url.path) or "other"
+        metrics.HUB_REQUESTS.labels(bucket, str(response.status_code)).inc()
+        if response.status_code >= 400:
+            # the Hub's own id of a failed request, for the log lines that follow (retries)
+            request_id = response.headers.get("X-Request-Id")
+            structlog.contextvars.bind_contextvars(hub_request_id=request_id)
 
     def factory() -> httpx2.Client:
         return httpx2.Client(

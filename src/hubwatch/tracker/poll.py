@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -104,7 +105,7 @@ class Tracker:
         """
         tracked = self._store.get_repo(repo_id)
         result = PollResult(repo_id)
-        structlog.contextvars.bind_contextvars(repo=repo_id)
+        structlog.contextvars.bind_contextvars(repo=repo_id, poll_id=uuid.uuid4().hex[:12])
         try:
             self._poll(tracked, result, progress, hint)
         except SourceError as exc:
@@ -112,7 +113,7 @@ class Tracker:
             self._store.update_repo(repo_id, polled_at=_now(), error=result.error)
             self._event(tracked, result, EventKind.POLL_FAILED, result.error)
         finally:
-            structlog.contextvars.unbind_contextvars("repo")
+            structlog.contextvars.unbind_contextvars("repo", "poll_id", "hub_request_id")
         return result
 
     def poll_all(self) -> list[PollResult]:
