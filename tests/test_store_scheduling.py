@@ -45,9 +45,7 @@ def test_a_leased_repo_is_not_claimed_again_until_its_lease_expires(store: SqlSt
     assert [c.repo_id for c in store.claim_repos("w1", T0, lease_s=60)] == ["org/a"]
     assert store.claim_repos("w2", T0 + timedelta(seconds=30), lease_s=60) == []
     # w1 died: after the lease runs out another worker takes the repo over
-    assert [c.repo_id for c in store.claim_repos("w2", T0 + timedelta(seconds=61), 60)] == [
-        "org/a"
-    ]
+    assert [c.repo_id for c in store.claim_repos("w2", T0 + timedelta(seconds=61), 60)] == ["org/a"]
     assert not store.renew_lease("org/a", "w1", T0 + timedelta(seconds=200))
     assert store.renew_lease("org/a", "w2", T0 + timedelta(seconds=200))
 
@@ -68,9 +66,7 @@ def test_a_wake_during_the_poll_survives_its_release(store: SqlStore) -> None:
     store.claim_repos("w1", T0 + timedelta(seconds=1), lease_s=60)
     store.wake(["org/a"], T0 + timedelta(seconds=5))  # a webhook while w1 polls
     store.release_repo("org/a", "w1", done=True, due_at=T0 + timedelta(hours=1))
-    assert [c.repo_id for c in store.claim_repos("w2", T0 + timedelta(seconds=6), 60)] == [
-        "org/a"
-    ]
+    assert [c.repo_id for c in store.claim_repos("w2", T0 + timedelta(seconds=6), 60)] == ["org/a"]
 
 
 def test_release_without_finishing_keeps_the_wake(store: SqlStore) -> None:
@@ -78,9 +74,7 @@ def test_release_without_finishing_keeps_the_wake(store: SqlStore) -> None:
     store.wake(["org/a"], T0)
     store.claim_repos("w1", T0, lease_s=60)
     store.release_repo("org/a", "w1", done=False, due_at=T0 + timedelta(hours=1))
-    assert [c.repo_id for c in store.claim_repos("w2", T0 + timedelta(seconds=1), 60)] == [
-        "org/a"
-    ]
+    assert [c.repo_id for c in store.claim_repos("w2", T0 + timedelta(seconds=1), 60)] == ["org/a"]
 
 
 def test_due_times_and_listing_flags_are_stored_per_repo(store: SqlStore) -> None:
