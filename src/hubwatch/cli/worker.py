@@ -21,7 +21,7 @@ def worker(
         str | None, typer.Option("--id", help="This worker's name in leases and logs.")
     ] = None,
 ) -> None:
-    """Run a worker (no API): discover changes and poll; with PostgreSQL, any number share it."""
+    """Run a worker (no API) that finds changes and polls; several share one PostgreSQL."""
     from hubwatch.daemon import run_forever
 
     try:
