@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import httpx2
 from prometheus_client import REGISTRY
 
 from hubwatch.models import CommitInfo, RepoRef, SourceKind
@@ -65,6 +67,12 @@ def test_polls_and_revisions_are_counted_in_the_metrics(store: SqlStore, tmp_pat
     assert REGISTRY.get_sample_value("hubwatch_polls_total", {"outcome": "new"}) == polls_before + 1
 
 
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 def test_a_second_worker_on_sqlite_exits_with_a_clear_error(tmp_path: Path) -> None:
     env = {
         **os.environ,
@@ -74,12 +82,17 @@ def test_a_second_worker_on_sqlite_exits_with_a_clear_error(tmp_path: Path) -> N
     }
     env.pop("HUBWATCH_DATABASE_URL", None)
     command = [sys.executable, "-m", "hubwatch", "worker"]
-    first = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+    port = _free_port()
+    first = subprocess.Popen(
+        [*command, "--metrics-port", str(port)], env=env, stderr=subprocess.PIPE, text=True
+    )
     try:
         assert first.stderr is not None
         deadline = time.monotonic() + 60
         while "daemon_started" not in first.stderr.readline():
             assert time.monotonic() < deadline and first.poll() is None
+        metrics = httpx2.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
+        assert "hubwatch_polls_total" in metrics and "hubwatch_detection_lag_seconds" in metrics
         second = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
         assert second.returncode == 1
         assert "SQLite serves one worker process" in second.stderr

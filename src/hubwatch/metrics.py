@@ -7,7 +7,11 @@ serves them; the HTTP API exposes the same registry at `/metrics`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from prometheus_client import Counter, Histogram, start_http_server
+
+from hubwatch.models import Change
 
 POLLS = Counter(
     "hubwatch_polls", "Polls of one repo, by outcome (new, idle, failed, released).", ["outcome"]
@@ -45,6 +49,12 @@ DETECTION_LAG = Histogram(
     "From a revision's upstream commit time to its detection.",
     buckets=(10, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 21600, 86400, float("inf")),
 )
+
+
+def count_changes(changes: Iterable[Change]) -> None:
+    """Count detected changes by kind (the diff work calls this for each new revision)."""
+    for change in changes:
+        CHANGES.labels(change.kind).inc()
 
 
 def serve(port: int, addr: str = "0.0.0.0") -> None:
