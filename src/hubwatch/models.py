@@ -133,6 +133,10 @@ class Snapshot:
     card: dict[str, object] | None = None
     """Model card front matter keys (license, base_model, gated, pipeline_tag, library_name)."""
     card_error: str | None = None
+    changes: tuple[Change, ...] = ()
+    """What changed against `base`, stored with the revision."""
+    base: CommitSha | None = None
+    """The revision the changes were computed against (the stored first parent), if any."""
 
 
 @dataclass(frozen=True, slots=True)

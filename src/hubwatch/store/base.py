@@ -18,6 +18,7 @@ from hubwatch.models import (
     StoredFile,
     StoredRevision,
 )
+from hubwatch.store.changes import ChangeStore
 
 
 class RepoState(StrEnum):
@@ -59,7 +60,7 @@ class KnownContent(ABC):
         """Stored bytes by their sha256."""
 
 
-class Store(KnownContent):
+class Store(KnownContent, ChangeStore):
     """Tracked repos, their revisions, file lists, contents and events.
 
     Lifecycle: `start()` (runs migrations) before use, `close()` after. Each `add_revision`

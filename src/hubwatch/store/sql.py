@@ -30,6 +30,7 @@ from hubwatch.models import (
 )
 from hubwatch.store.base import RepoState, Store, TrackedRepo
 from hubwatch.store.migrate import upgrade
+from hubwatch.store.sql_changes import SqlChangeStore
 from hubwatch.store.tables import BlobRow, EventRow, FileRow, RepoRow, RevisionRow
 
 # Reads whose outcome depends only on the bytes, so a later revision may reuse them.
@@ -58,7 +59,7 @@ def make_engine(url: str) -> Engine:
     return create_engine(url, pool_pre_ping=True)
 
 
-class SqlStore(Store):
+class SqlStore(SqlChangeStore, Store):
     """Store on SQLite or PostgreSQL; the URL decides."""
 
     def __init__(self, url: str) -> None:
@@ -245,6 +246,7 @@ class SqlStore(Store):
                 )
             self._put_blobs(session, blobs)
             session.add_all(rows)
+            self._add_changes(session, revision.id, snapshot)
             try:
                 session.commit()
             except IntegrityError:  # the same revision committed by another worker meanwhile

@@ -19,6 +19,7 @@ from hubwatch.errors import (
 )
 from hubwatch.models import CommitInfo, CommitSha, EventKind, RepoEvent, RepoRef, SourceKind
 from hubwatch.store.base import RepoState, Store, TrackedRepo
+from hubwatch.tracker.diff import Differ, diff_snapshot
 from hubwatch.tracker.retry import RetryPolicy
 from hubwatch.tracker.snapshot import Limits, take_snapshot
 from hubwatch.tracker.source import RevisionSource
@@ -53,11 +54,14 @@ class Tracker:
         sources: Mapping[SourceKind, RevisionSource],
         limits: Limits | None = None,
         retry: RetryPolicy | None = None,
+        differs: Mapping[str, Differ] | None = None,
     ) -> None:
         self._store = store
         self._sources = sources
         self._limits = limits or Limits()
         self._retry = retry or RetryPolicy()
+        self._differs = differs
+        """The differs run on each new revision; None: the registry (`diff.DIFFERS`)."""
 
     def _source(self, repo: RepoRef) -> RevisionSource:
         try:
@@ -174,7 +178,12 @@ class Tracker:
                 raise
             finally:
                 structlog.contextvars.unbind_contextvars("sha")
-            if self._store.add_revision(repo.repo_id, snapshot):
+            parent = commit.parents[0] if commit.parents else None
+            base = parent if parent in known else None
+            snapshot = diff_snapshot(self._store, repo.repo_id, snapshot, base, self._differs)
+            stored = self._store.add_revision(repo.repo_id, snapshot)
+            known[commit.sha] = True
+            if stored:
                 result.new.append(commit.sha)
                 log.info("revision_detected", sha=commit.sha, title=commit.title[:80])
             if progress:
