@@ -59,6 +59,13 @@ def _environment(max_output: int) -> Any:
 
         intercepted_binops = frozenset({"*", "**"})
 
+        def unsafe_undefined(self, obj: Any, attribute: str) -> Any:
+            # jinja2 returns an Undefined that fails only when used further; a probe such as
+            # `{{ f.__globals__ }}` would then render as "". Refuse at once instead.
+            raise jinja2.exceptions.SecurityError(
+                f"access to attribute {attribute!r} of {type(obj).__name__!r} object is unsafe"
+            )
+
         def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
             if operator == "*":
                 for seq, count in ((left, right), (right, left)):
