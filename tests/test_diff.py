@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,6 +11,7 @@ import pytest
 from hubwatch.models import Change, EventKind, RepoEvent, Severity
 from hubwatch.tracker.diff import DIFFERS, diff_revisions
 from hubwatch.tracker.diff.events import event_change
+from hubwatch.tracker.diff.tokenizer import split_tokenizer_json
 from hubwatch.tracker.diff.view import RevisionView
 from tests.support.revisions import BASE_CONFIG, Weights, view
 
@@ -171,6 +173,10 @@ CASES = [
     Case("tokens_added_to_vocab", {"tokenizer.json": tokenizer_json(VOCAB)},
          {"tokenizer.json": tokenizer_json({**VOCAB, "abc": 4})}, "tokenizer.vocab",
          Severity.BEHAVIOR, "1 added"),
+    Case("vocab_in_unusual_layout_is_parsed_whole",
+         {"tokenizer.json": tokenizer_json(VOCAB, truncation=None)},
+         {"tokenizer.json": tokenizer_json({**VOCAB, "a": 3, "ab": 0}, truncation=None)},
+         "tokenizer.vocab", Severity.BREAKING, "2 re-numbered"),
     Case("merges", {"tokenizer.json": tokenizer_json(VOCAB)},
          {"tokenizer.json": tokenizer_json(VOCAB) | {"model": REORDERED}},
          "tokenizer.merges", Severity.BEHAVIOR, "another order"),
@@ -348,3 +354,13 @@ def test_repo_events_read_as_changes(kind: EventKind, expected: str, severity: S
 
 def test_poll_failures_are_not_changes() -> None:
     assert event_change(RepoEvent(EventKind.POLL_FAILED, "503")) is None
+
+
+def test_tokenizer_json_is_cut_without_parsing_vocab_and_merges() -> None:
+    raw = json.dumps(tokenizer_json(VOCAB), indent=2).encode()
+    split = split_tokenizer_json(raw)
+    assert split is not None
+    assert split.skeleton["model"] == {"type": "BPE", "vocab": None, "merges": None}
+    assert (split.load("vocab"), split.load("merges")) == (VOCAB, ["a b", "ab c"])
+    moved = json.dumps({**tokenizer_json(VOCAB), "truncation": None}).encode()
+    assert split_tokenizer_json(moved) is None  # model is not last: parsed whole instead

@@ -40,14 +40,22 @@ def digest(value: Any) -> str:
 
 
 def changed_keys(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
-    """Top-level keys whose values differ, found by hashing each section once."""
+    """Top-level keys whose values differ.
+
+    Each section is compared whole first (C-level equality, no copy); only sections that
+    compare unequal, or equal across types (`1` and `1.0`, `true` and `1`), are hashed.
+    """
     keys = sorted(before.keys() | after.keys())
-    return [
-        key
-        for key in keys
-        if (key in before) != (key in after)
-        or (before[key] is not after[key] and digest(before[key]) != digest(after[key]))
-    ]
+    return [key for key in keys if _differs(before, after, key)]
+
+
+def _differs(before: Mapping[str, Any], after: Mapping[str, Any], key: str) -> bool:
+    if (key in before) != (key in after):
+        return True
+    b, a = before[key], after[key]
+    if b is a or (type(b) is type(a) and isinstance(b, str | dict | list) and b == a):
+        return False
+    return digest(b) != digest(a)
 
 
 def show(value: Any, limit: int = 80) -> str:

@@ -20,7 +20,7 @@ from hubwatch.tracker.diff.sections import (
     pair,
     show,
 )
-from hubwatch.tracker.diff.view import RevisionView
+from hubwatch.tracker.diff.view import RevisionView, parse_json
 
 PIPELINE = ("normalizer", "pre_tokenizer", "post_processor", "decoder")
 SPECIAL = (
@@ -70,7 +70,22 @@ def diff_tokenizer(old: RevisionView, new: RevisionView) -> list[Change]:
 
 
 def _tokenizer_json(old: RevisionView, new: RevisionView, path: str) -> list[Change]:
-    before, after = pair(old, new, path)
+    if first_upload(old, path):
+        return []
+    split_b = split_tokenizer_json(old.raw(path)) if path in old.files else None
+    split_a = split_tokenizer_json(new.raw(path)) if path in new.files else None
+    if split_b is not None and split_a is not None:
+        before, after = split_b.skeleton, split_a.skeleton
+        big = {
+            key: (split_b.load(key), split_a.load(key))
+            for key in ("vocab", "merges")
+            if split_b.raw[key] != split_a.raw[key]  # same bytes: not even parsed
+        }
+    else:  # not in the usual layout: parse everything
+        before, after = pair(old, new, path)
+        models = (before.get("model"), after.get("model"))
+        b, a = (m if isinstance(m, dict) else {} for m in models)
+        big = {key: (b.get(key), a.get(key)) for key in ("vocab", "merges")}
     changes: list[Change] = []
     for key in [k for k in (*PIPELINE, "truncation", "padding") if before.get(k) != after.get(k)]:
         severity = Severity.BEHAVIOR if key in PIPELINE else Severity.INFO
@@ -92,12 +107,10 @@ def _tokenizer_json(old: RevisionView, new: RevisionView, path: str) -> list[Cha
     b_model, a_model = before.get("model"), after.get("model")
     b_model = b_model if isinstance(b_model, dict) else {}
     a_model = a_model if isinstance(a_model, dict) else {}
-    if b_model.get("vocab") != a_model.get("vocab"):
-        changes += vocab_changes(_vocab(b_model.get("vocab")), _vocab(a_model.get("vocab")), path)
-    if b_model.get("merges") != a_model.get("merges"):
-        changes += merges_changes(
-            _merges(b_model.get("merges")), _merges(a_model.get("merges")), path
-        )
+    if "vocab" in big and big["vocab"][0] != big["vocab"][1]:
+        changes += vocab_changes(_vocab(big["vocab"][0]), _vocab(big["vocab"][1]), path)
+    if "merges" in big and big["merges"][0] != big["merges"][1]:
+        changes += merges_changes(_merges(big["merges"][0]), _merges(big["merges"][1]), path)
     rest = [k for k in changed_keys(b_model, a_model) if k not in ("vocab", "merges")]
     if rest:
         changes.append(
@@ -115,6 +128,59 @@ def _tokenizer_json(old: RevisionView, new: RevisionView, path: str) -> list[Cha
     return changes
 
 
+class SplitTokenizer:
+    """A tokenizer.json with its two big sections (model.vocab, model.merges) kept as bytes."""
+
+    __slots__ = ("raw", "skeleton")
+
+    def __init__(self, skeleton: dict[str, Any], raw: dict[str, bytes]) -> None:
+        self.skeleton = skeleton
+        """Everything else, parsed; model.vocab and model.merges are None in it."""
+        self.raw = raw
+
+    def load(self, key: str) -> Any:
+        return parse_json(self.raw[key])
+
+
+def split_tokenizer_json(data: bytes | None) -> SplitTokenizer | None:
+    """Cut model.vocab and model.merges out of a tokenizer.json without parsing them.
+
+    The `tokenizers` library writes them as the last two keys of `model`, the last top-level
+    key. The cut is verified: the rest must parse with null in exactly those two places and
+    each cut-out value must end where the next begins; otherwise None (parse it all).
+    """
+    if not data:
+        return None
+    vocab_key = data.find(b'"vocab":')
+    merges_key = data.rfind(b'"merges":')
+    if vocab_key < 0 or merges_key < vocab_key:
+        return None
+    vocab_start = vocab_key + len(b'"vocab":')
+    vocab_end = data.rfind(b",", vocab_start, merges_key)
+    merges_start = merges_key + len(b'"merges":')
+    tail = data.rstrip()
+    for _ in range(2):  # the closing braces of `model` and of the file
+        if not tail.endswith(b"}"):
+            return None
+        tail = tail[:-1].rstrip()
+    merges_end = len(tail)
+    if vocab_end < 0 or merges_end <= merges_start:
+        return None
+    skeleton = parse_json(
+        data[:vocab_start] + b"null" + data[vocab_end:merges_start] + b"null" + data[merges_end:]
+    )
+    model = skeleton.get("model") if isinstance(skeleton, dict) else None
+    if not (
+        isinstance(model, dict) and model.get("vocab", 0) is None and model.get("merges", 0) is None
+    ):
+        return None
+    if data[vocab_end:merges_key].strip() != b",":
+        return None
+    return SplitTokenizer(
+        skeleton, {"vocab": data[vocab_start:vocab_end], "merges": data[merges_start:merges_end]}
+    )
+
+
 def _kind_of(section: Any) -> str:
     if section is None:
         return "none"
@@ -125,7 +191,7 @@ def _kind_of(section: Any) -> str:
 
 def _vocab(value: Any) -> dict[str, int]:
     if isinstance(value, dict):
-        return {str(k): v for k, v in value.items() if isinstance(v, int)}
+        return value  # token → id as parsed; ids are only compared, never computed with
     if isinstance(value, list):  # Unigram: [[piece, score], ...], the id is the position
         return {str(item[0]): i for i, item in enumerate(value) if isinstance(item, list) and item}
     return {}

@@ -6,6 +6,8 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+import orjson
+
 from hubwatch.models import ContentSha, FileEntry, ReadResult, ReadStatus, Snapshot, StoredFile
 
 BlobLoader = Callable[[ContentSha], bytes]
@@ -119,10 +121,7 @@ class RevisionView:
         raw = raw_of(path)
         value: Any = None
         if raw is not None:
-            try:
-                value = json.loads(raw)
-            except (ValueError, RecursionError):
-                value = None
+            value = parse_json(raw)
         self._cache[key] = value
         return value
 
@@ -141,3 +140,15 @@ class RevisionView:
                 self._cache[key] = None
         data: bytes | None = self._cache[key]
         return data
+
+
+def parse_json(raw: bytes) -> Any:
+    """Parsed JSON, or None when it is not JSON (never raises)."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        pass  # NaN, integers over 64 bits, very deep nesting: the standard parser takes them
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
