@@ -12,7 +12,7 @@ from typing import Any
 
 from hubwatch.models import Change, Severity
 from hubwatch.tracker.diff.render import Rendered, RenderLimits, render
-from hubwatch.tracker.diff.sections import first_upload, listing
+from hubwatch.tracker.diff.sections import first_upload, listing, same_blob
 from hubwatch.tracker.diff.view import RevisionView
 
 _TOOLS = [
@@ -98,6 +98,17 @@ def templates(view: RevisionView) -> dict[str, tuple[str, str]]:
     return found
 
 
+def _may_hold_template(path: str) -> bool:
+    return path in _TEMPLATE_FILES or (
+        path.startswith("additional_chat_templates/") and path.endswith(".jinja")
+    )
+
+
+_TEMPLATE_FILES = frozenset(
+    {"tokenizer_config.json", "processor_config.json", "chat_template.json", "chat_template.jinja"}
+)
+
+
 def special_tokens(view: RevisionView) -> dict[str, str]:
     """The special tokens transformers passes to the template (bos_token, eos_token…)."""
     data = view.json("tokenizer_config.json")
@@ -128,6 +139,9 @@ def diff_chat_template(old: RevisionView, new: RevisionView) -> list[Change]:
 
 
 def compare_templates(old: RevisionView, new: RevisionView, limits: RenderLimits) -> list[Change]:
+    sources = [p for p in old.files.keys() | new.files.keys() if _may_hold_template(p)]
+    if all(same_blob(old, new, p) for p in sources):
+        return []  # no file that can hold a template changed: nothing to parse or render
     before, after = templates(old), templates(new)
     changes: list[Change] = []
     for name in sorted(before.keys() | after.keys()):

@@ -8,7 +8,7 @@ from typing import Any
 from deepdiff import DeepDiff
 
 from hubwatch.models import Change, Severity
-from hubwatch.tracker.diff.sections import arrow, changed_keys, listing, pair, show
+from hubwatch.tracker.diff.sections import arrow, changed_keys, listing, pair, same_blob, show
 from hubwatch.tracker.diff.view import RevisionView
 
 # (kind, severity, what it is called, the keys): the first group that claims a key reports it.
@@ -80,6 +80,8 @@ def diff_config(old: RevisionView, new: RevisionView) -> list[Change]:
     """Changes to every `config.json` (top level and sub-model folders)."""
     changes: list[Change] = []
     for path in sorted(p for p in old.files.keys() | new.files.keys() if _is_config(p)):
+        if same_blob(old, new, path):
+            continue
         before, after = pair(old, new, path)
         changes += compare(before, after, path)
     return changes

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hubwatch.models import Change, Severity
-from hubwatch.tracker.diff.sections import arrow, changed_keys, listing, pair
+from hubwatch.tracker.diff.sections import arrow, changed_keys, listing, pair, same_blob
 from hubwatch.tracker.diff.view import RevisionView
 
 PATH = "generation_config.json"
@@ -21,6 +21,8 @@ _QUIET = frozenset({"transformers_version", "_from_model_config"})
 
 def diff_generation(old: RevisionView, new: RevisionView) -> list[Change]:
     """Changes to the generation defaults that `model.generate()` applies."""
+    if same_blob(old, new, PATH):
+        return []
     before, after = pair(old, new, PATH)
     keys = changed_keys(before, after)
     changes: list[Change] = []

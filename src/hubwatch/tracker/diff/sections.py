@@ -24,6 +24,12 @@ def pair(old: RevisionView, new: RevisionView, path: str) -> tuple[dict[str, Any
     return before, after
 
 
+def same_blob(old: RevisionView, new: RevisionView, path: str) -> bool:
+    """Whether `path` holds the same bytes in both revisions (or is absent from both)."""
+    a, b = old.files.get(path), new.files.get(path)
+    return (a.blob_id if a else None) == (b.blob_id if b else None)
+
+
 def first_upload(old: RevisionView, path: str) -> bool:
     """Whether `path` is new in a revision that uploads the model (no config.json before)."""
     return path not in old.files and not _has_model(old)

@@ -47,7 +47,7 @@ def diff_weights(old: RevisionView, new: RevisionView) -> list[Change]:
     layout = _layout(old, new, old_st, new_st)
     old_t, new_t = _tensors(old, old_st), _tensors(new, new_st)
     if old_t is not None and new_t is not None:
-        changes += _by_headers(old_t, new_t, old, new, old_st, new_st)
+        changes += _by_headers(old_t, new_t, old_st, new_st)
     elif _objects(old_st) != _objects(new_st):
         changes += _by_objects(old, new, old_st, new_st)
     return changes + layout
@@ -153,8 +153,6 @@ def _human(count: float) -> str:
 def _by_headers(
     before: Tensors,
     after: Tensors,
-    old: RevisionView,
-    new: RevisionView,
     old_st: dict[str, FileEntry],
     new_st: dict[str, FileEntry],
 ) -> list[Change]:
