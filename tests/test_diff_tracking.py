@@ -12,7 +12,7 @@ from hubwatch.cli import app
 from hubwatch.models import RepoRef, Severity, SourceKind
 from hubwatch.store.sql import SqlStore
 from hubwatch.tracker.diff import diff_stored
-from tests.support.gitrepo import CommitSpec, make_repo
+from tests.support.gitrepo import CommitSpec, make_repo, safetensors_bytes
 from tests.test_tracking_git import make_tracker
 
 GRANITE = "mirror/granite"
@@ -101,3 +101,55 @@ def test_cli_changes_shows_repo_events(tmp_path: Path) -> None:
     assert code == 0 and "repo.deleted" in out
     code, out, _ = _run(env, "changes", "org/m", "--json")
     assert [e["change"]["kind"] for e in json.loads(out)["events"]] == ["repo.deleted"]
+
+
+def test_weights_history_with_headers_through_tracking(store: SqlStore, tmp_path: Path) -> None:
+    shard1 = safetensors_bytes({"embed": ("F32", [64, 8])})
+    shard2 = safetensors_bytes({"head": ("F32", [8, 64])})
+    index = {
+        "weight_map": {
+            "embed": "model-00001-of-00002.safetensors",
+            "head": "model-00002-of-00002.safetensors",
+        }
+    }
+    single = safetensors_bytes({"embed": ("BF16", [64, 8]), "head": ("BF16", [8, 64])})
+    upstream = tmp_path / "up"
+    make_repo(
+        upstream,
+        [
+            CommitSpec(
+                {
+                    "config.json": json.dumps(
+                        {"model_type": "llama", "torch_dtype": "float32"}
+                    ).encode(),
+                    "model-00001-of-00002.safetensors": shard1,
+                    "model-00002-of-00002.safetensors": shard2,
+                    "model.safetensors.index.json": json.dumps(index).encode(),
+                },
+                message="fp32 shards",
+            ),
+            CommitSpec(
+                {
+                    "config.json": json.dumps(
+                        {"model_type": "llama", "torch_dtype": "bfloat16"}
+                    ).encode(),
+                    "model-00001-of-00002.safetensors": None,
+                    "model-00002-of-00002.safetensors": None,
+                    "model.safetensors.index.json": None,
+                    "model.safetensors": single,
+                },
+                message="one bf16 file",
+            ),
+            CommitSpec({"model.safetensors": single[:-1] + b"\x01"}, message="re-upload"),
+            CommitSpec({"pytorch_model.bin": b"\x80\x02pickle"}, message="pickle"),
+        ],
+        lfs_patterns=(),  # weights in git: their headers are range-readable
+    )
+    make_tracker(store, tmp_path).track(RepoRef("org/w", SourceKind.GIT, str(upstream)))
+    changes = _by_title(store, "org/w")
+    bf16 = {kind: summary for kind, _, summary in changes["one bf16 file"]}
+    assert "F32 → BF16 ×2" in bf16["weights.dtype"]
+    assert "parameter count unchanged (1.02k)" in bf16["weights.dtype"]
+    assert "2 shard(s) with an index → one file" in bf16["weights.shard_layout"]
+    assert [k for k, _, _ in changes["re-upload"]] == ["weights.reuploaded"]
+    assert ("weights.pickle_added", Severity.SECURITY) in {(k, s) for k, s, _ in changes["pickle"]}
