@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from hubwatch.advisories.attach import AdvisoryAttacher, AdvisoryChangeFeed
+from hubwatch.advisories.attach import AdvisoryAttacher, StoreChangeFeed
 from hubwatch.advisories.offline import download_database
 from hubwatch.advisories.publish import export, publish
 from hubwatch.cli.base import (
@@ -131,7 +131,7 @@ def export_records(
         cfg = settings()
         store = open_store(cfg)
         try:
-            records = publish(AdvisoryChangeFeed(store, cfg.hf_endpoint).changes(), store)
+            records = publish(StoreChangeFeed(store, cfg.hf_endpoint).changes(), store)
         finally:
             store.close()
         written = export(records, directory)
