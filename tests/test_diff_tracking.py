@@ -153,3 +153,32 @@ def test_weights_history_with_headers_through_tracking(store: SqlStore, tmp_path
     assert "2 shard(s) with an index → one file" in bf16["weights.shard_layout"]
     assert [k for k, _, _ in changes["re-upload"]] == ["weights.reuploaded"]
     assert ("weights.pickle_added", Severity.SECURITY) in {(k, s) for k, s, _ in changes["pickle"]}
+
+
+def test_a_context_change_reports_the_estimate_deltas(store: SqlStore, tmp_path: Path) -> None:
+    from hubwatch.tracker.git import GitSource
+    from hubwatch.tracker.poll import Tracker
+
+    config = {
+        "model_type": "llama",
+        "architectures": ["LlamaForCausalLM"],
+        "hidden_size": 1024,
+        "intermediate_size": 2816,
+        "num_hidden_layers": 8,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 4,
+        "vocab_size": 32000,
+        "max_position_embeddings": 8192,
+    }
+    longer = {**config, "max_position_embeddings": 131072, "vocab_size": 32006}
+    make_repo(
+        tmp_path / "up",
+        [
+            CommitSpec({"config.json": json.dumps(config).encode()}),
+            CommitSpec({"config.json": json.dumps(longer).encode()}),
+        ],
+    )
+    tracker = Tracker(store, {SourceKind.GIT: GitSource(tmp_path / "mirrors")})
+    tracker.track(RepoRef("org/ctx", SourceKind.GIT, str(tmp_path / "up")))
+    kinds = {c.kind for rc in store.changes("org/ctx")[1:] for c in rc.changes}
+    assert {"estimate.parameters", "estimate.serving_memory"} <= kinds

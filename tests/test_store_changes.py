@@ -77,3 +77,16 @@ def test_a_revision_stored_twice_keeps_one_set_of_changes(filled: SqlStore) -> N
     again = replace(snapshot(3, {"a": b"3"}, parent=2), changes=(TEMPLATE,), base=sha(2))
     assert filled.add_revision(REPO.repo_id, again) is False
     assert filled.changes(REPO.repo_id, since=sha(2))[0].changes == (TEMPLATE,)
+
+
+def test_replace_changes_sets_one_kind_and_keeps_the_others(filled: SqlStore) -> None:
+    advisory = Change("advisories.changed", Severity.SECURITY, "2 advisories now apply.")
+    filled.replace_changes(REPO.repo_id, sha(2), "advisories.changed", [advisory])
+    filled.replace_changes(REPO.repo_id, sha(2), "advisories.changed", [advisory])  # idempotent
+    (second,) = [rc for rc in filled.changes(REPO.repo_id) if rc.revision.sha == sha(2)]
+    assert second.changes == (STOP, CARD, advisory)
+    filled.replace_changes(REPO.repo_id, sha(2), "advisories.changed", [])
+    (second,) = [rc for rc in filled.changes(REPO.repo_id) if rc.revision.sha == sha(2)]
+    assert second.changes == (STOP, CARD)
+    with pytest.raises(UnknownRevision):
+        filled.replace_changes(REPO.repo_id, sha(99), "advisories.changed", [advisory])
