@@ -7,10 +7,9 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from hubwatch.cli.base import JsonOption, RepoArg, app, fail, out, print_json, settings, when
+from hubwatch.cli.base import JsonOption, RepoArg, app, fail, out, print_json, stored, when
 from hubwatch.errors import HubwatchError
-from hubwatch.models import Change, Severity, validate_repo_id
-from hubwatch.runtime import open_store
+from hubwatch.models import Change, Severity
 from hubwatch.tracker.diff import diff_stored
 from hubwatch.tracker.diff.events import event_change
 
@@ -46,9 +45,7 @@ def changes(
 ) -> None:
     """Show what each stored revision changed, oldest first, with repo events."""
     try:
-        validate_repo_id(repo_id)
-        store = open_store(settings())
-        try:
+        with stored(repo_id) as store:
             recorded = store.changes(repo_id, since=since, min_severity=severity)
             start = store.revision(repo_id, since).date if since else None
             events = [
@@ -58,8 +55,6 @@ def changes(
                 and (severity is None or change.severity.rank >= severity.rank)
                 and (start is None or (event.at is not None and event.at >= start))
             ]
-        finally:
-            store.close()
     except HubwatchError as exc:
         fail(exc)
     if as_json:
@@ -103,13 +98,9 @@ def diff(
 ) -> None:
     """Compare any two stored revisions (not only neighbours) and show what changed."""
     try:
-        validate_repo_id(repo_id)
-        store = open_store(settings())
-        try:
+        with stored(repo_id) as store:
             a, b = store.revision(repo_id, rev_a), store.revision(repo_id, rev_b)
             found = diff_stored(store, repo_id, a.sha, b.sha)
-        finally:
-            store.close()
     except HubwatchError as exc:
         fail(exc)
     if severity is not None:

@@ -29,22 +29,7 @@ class SqlChangeStore(ChangeStore):
 
     def _add_changes(self, session: Session, revision_pk: int, snapshot: Snapshot) -> None:
         """Queue the snapshot's changes in the session that stores its revision."""
-        session.add_all(
-            ChangeRow(
-                revision_pk=revision_pk,
-                base_sha=snapshot.base,
-                position=position,
-                kind=change.kind[:64],
-                severity=change.severity.value,
-                rank=change.severity.rank,
-                summary=change.summary,
-                path=change.path[:1024] if change.path else None,
-                before=change.before,
-                after=change.after,
-                detail=change.detail,
-            )
-            for position, change in enumerate(snapshot.changes)
-        )
+        session.add_all(_rows(revision_pk, snapshot.base, 0, snapshot.changes))
 
     def changes(
         self, repo_id: str, *, since: str | None = None, min_severity: Severity | None = None
@@ -100,24 +85,31 @@ class SqlChangeStore(ChangeStore):
                 select(func.max(ChangeRow.position)).where(ChangeRow.revision_pk == revision.id)
             ).one()
             base = revision.parents[0] if revision.parents else None
-            start = -1 if last is None else int(last)
-            session.add_all(
-                ChangeRow(
-                    revision_pk=revision.id,
-                    base_sha=base,
-                    position=start + 1 + i,
-                    kind=change.kind[:64],
-                    severity=change.severity.value,
-                    rank=change.severity.rank,
-                    summary=change.summary,
-                    path=change.path[:1024] if change.path else None,
-                    before=change.before,
-                    after=change.after,
-                    detail=change.detail,
-                )
-                for i, change in enumerate(changes)
-            )
+            start = 0 if last is None else int(last) + 1
+            session.add_all(_rows(revision.id, base, start, changes))
             session.commit()
+
+
+def _rows(
+    revision_pk: int, base: str | None, start: int, changes: Sequence[Change]
+) -> list[ChangeRow]:
+    """Rows for `changes`, numbered from `start` in the order given."""
+    return [
+        ChangeRow(
+            revision_pk=revision_pk,
+            base_sha=base,
+            position=start + i,
+            kind=change.kind[:64],
+            severity=change.severity.value,
+            rank=change.severity.rank,
+            summary=change.summary,
+            path=change.path[:1024] if change.path else None,
+            before=change.before,
+            after=change.after,
+            detail=change.detail,
+        )
+        for i, change in enumerate(changes)
+    ]
 
 
 def _change(row: ChangeRow) -> Change:
