@@ -10,7 +10,7 @@ import pytest
 from structlog.testing import capture_logs
 from typer.testing import CliRunner
 
-from hubwatch.advisories.attach import AdvisoryAttacher, AdvisoryChangeFeed
+from hubwatch.advisories.attach import AdvisoryAttacher, StoreChangeFeed
 from hubwatch.advisories.offline import OfflineOsvService
 from hubwatch.advisories.osv import OsvService
 from hubwatch.cli import app
@@ -64,7 +64,11 @@ def test_tracker_attaches_advisories_to_each_new_revision(store: SqlStore, tmp_p
     assert ids(store, second) == ["PYSEC-2025-211", "PYSEC-2026-1985", "PYSEC-2026-2289"]
     report = store.advisory_report("org/model", first)
     assert report.service == "offline" and report.error is None
-    changes = [(e.sha, e.change.severity) for e in AdvisoryChangeFeed(store, "x").changes()]
+    changes = [
+        (e.sha, e.change.severity)
+        for e in StoreChangeFeed(store, "x").changes()
+        if e.change.kind == "advisories.changed"
+    ]
     # the first revision brings 8 advisories; moving past 4.48.0 drops 5 of them
     assert changes == [(first, Severity.SECURITY), (second, Severity.INFO)]
 
@@ -147,3 +151,25 @@ def _real_records() -> list[dict[str, object]]:
     from hubwatch.advisories.records import read_records
 
     return [r for _, r in read_records(RECORDS) if isinstance(r, dict)]
+
+
+def test_detected_changes_are_published_as_osv_records(store: SqlStore, tmp_path: Path) -> None:
+    from hubwatch.advisories.publish import publish
+
+    path = tmp_path / "up"
+    shas = make_repo(
+        path,
+        [
+            CommitSpec({"config.json": config("4.48.0")}, message="upload"),
+            CommitSpec({"pytorch_model.bin": b"\x80\x04pickle"}, message="add pickle weights"),
+        ],
+    )
+    repo = RepoRef("org/model", SourceKind.GIT, str(path))
+    attacher = AdvisoryAttacher(store, OfflineOsvService(RECORDS))
+    tracker(store, tmp_path, attacher).track(repo)
+    records = publish(StoreChangeFeed(store, "https://hub.example").changes(), store)
+    pickle = [r for r in records if r["database_specific"]["kind"] == "weights.pickle_added"]
+    assert len(pickle) == 1 and pickle[0]["id"].startswith("x_HUBWATCH-")
+    assert pickle[0]["affected"][0]["ranges"][0]["events"][0] == {"introduced": shas[1]}
+    again = publish(StoreChangeFeed(store, "https://hub.example").changes(), store)
+    assert [r["id"] for r in again] == [r["id"] for r in records]  # stable across reruns

@@ -52,7 +52,7 @@ DETECTION_LAG = Histogram(
 
 
 def count_changes(changes: Iterable[Change]) -> None:
-    """Count detected changes by kind (the diff work calls this for each new revision)."""
+    """Count detected changes by kind (the tracker calls this for each stored revision)."""
     for change in changes:
         CHANGES.labels(change.kind).inc()
 

@@ -135,6 +135,10 @@ class Snapshot:
     card_error: str | None = None
     estimate: dict[str, Any] | None = None
     """The estimator's result for this revision's config.json (JSON); None without a config."""
+    changes: tuple[Change, ...] = ()
+    """What changed against `base`, stored with the revision."""
+    base: CommitSha | None = None
+    """The revision the changes were computed against (the stored first parent), if any."""
 
 
 @dataclass(frozen=True, slots=True)

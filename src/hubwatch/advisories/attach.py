@@ -7,12 +7,13 @@ from dataclasses import dataclass
 
 import structlog
 
+from hubwatch.advisories.changes import KIND as ADVISORIES_CHANGED
 from hubwatch.advisories.changes import advisory_changes
 from hubwatch.advisories.deps import extract
 from hubwatch.advisories.matching import dedupe
 from hubwatch.advisories.publish import FeedEntry
 from hubwatch.advisories.service import AdvisoryService
-from hubwatch.errors import AdvisoryServiceError, HubwatchError
+from hubwatch.errors import AdvisoryServiceError, HubwatchError, UnknownRevision
 from hubwatch.models import CommitSha, SourceKind
 from hubwatch.store.advisories import AdvisoryMatch
 from hubwatch.store.base import Store, TrackedRepo
@@ -56,6 +57,12 @@ class AdvisoryAttacher:
         new = self._store.record_advisories(
             repo_id, sha, found.dependencies, matches, service=self._service.name
         )
+        # Which advisories apply, against the parent, is itself a change of this revision.
+        parent = revision.parents[0] if revision.parents else None
+        before = self._parent_matches(repo_id, parent) if parent else ()
+        self._store.replace_changes(
+            repo_id, sha, ADVISORIES_CHANGED, advisory_changes(before, matches)
+        )
         events = [AdvisoryAttached(repo_id, sha, match) for match in new]
         for event in events:
             log.info(
@@ -67,6 +74,12 @@ class AdvisoryAttacher:
                 version=event.match.version,
             )
         return events
+
+    def _parent_matches(self, repo_id: str, parent: CommitSha) -> tuple[AdvisoryMatch, ...]:
+        try:
+            return self._store.advisory_report(repo_id, parent).matches
+        except UnknownRevision:  # the parent is not stored (history starts later)
+            return ()
 
     def after_revision(self, repo_id: str, sha: CommitSha) -> None:
         """The tracker's hook: check a revision just stored; failures are logged, never raised."""
@@ -99,12 +112,8 @@ def repo_url(tracked: TrackedRepo, hub_endpoint: str) -> str:
     return f"{hub_endpoint.rstrip('/')}/{tracked.ref.repo_id}"
 
 
-class AdvisoryChangeFeed:
-    """A ChangeFeed of `advisories.changed` changes, from the stored matches of each revision.
-
-    NOTE: once the diff work (issue #3) stores every change, the store's own feed carries these
-    too (advisory_changes is registered as a differ there) and this class can go.
-    """
+class StoreChangeFeed:
+    """The ChangeFeed of every change the store holds, oldest revision first in each repo."""
 
     def __init__(self, store: Store, hub_endpoint: str) -> None:
         self._store = store
@@ -114,13 +123,7 @@ class AdvisoryChangeFeed:
         for tracked in self._store.list_repos():
             repo_id = tracked.ref.repo_id
             url = repo_url(tracked, self._hub)
-            matches: dict[CommitSha, tuple[AdvisoryMatch, ...]] = {}
-            for revision in self._store.history(repo_id):
-                report = self._store.advisory_report(repo_id, revision.sha)
-                matches[revision.sha] = report.matches
-                if report.checked_at is None:
-                    continue
-                parent = revision.parents[0] if revision.parents else None
-                before = matches.get(parent, ()) if parent else ()
-                for change in advisory_changes(before, report.matches):
+            for recorded in self._store.changes(repo_id):
+                for change in recorded.changes:
+                    revision = recorded.revision
                     yield FeedEntry(repo_id, url, revision.sha, revision.date, change)

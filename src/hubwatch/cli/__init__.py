@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 
 from hubwatch.cli import (  # noqa: F401 - register their commands
+    changes,
     estimate,
     osv,
     tracking,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
 from datetime import datetime
 from enum import Enum
@@ -24,7 +26,10 @@ from hubwatch.errors import (
     UnknownRevision,
 )
 from hubwatch.logging import configure_logging
+from hubwatch.models import validate_repo_id
+from hubwatch.runtime import open_store
 from hubwatch.settings import Settings
+from hubwatch.store.base import Store
 
 app = typer.Typer(
     help="Watch model repositories on the Hugging Face Hub (or any git remote) revision by "
@@ -99,6 +104,19 @@ def _root(
     if version:
         out.print(f"hubwatch {__version__}")
         raise typer.Exit()
+
+
+@contextmanager
+def stored(repo_id: str | None = None) -> Iterator[Store]:
+    """The configured store, started for one command and closed after it; `repo_id` is checked
+    first, so a bad id never opens the database."""
+    if repo_id is not None:
+        validate_repo_id(repo_id)
+    store = open_store(settings())
+    try:
+        yield store
+    finally:
+        store.close()
 
 
 def when(value: datetime | None) -> str:

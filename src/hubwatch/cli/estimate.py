@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from hubwatch.cli.base import EXIT_ERROR, EXIT_USAGE, err, fail, out, print_json, settings
+from hubwatch.cli.base import EXIT_ERROR, EXIT_USAGE, err, fail, out, print_json, stored
 from hubwatch.cli.base import app as _app
 from hubwatch.errors import HubwatchError, InvalidRepoId
 from hubwatch.estimator import (
@@ -25,8 +25,7 @@ from hubwatch.estimator import (
     training,
     training_cost,
 )
-from hubwatch.models import ReadStatus, validate_repo_id
-from hubwatch.runtime import open_store
+from hubwatch.models import ReadStatus
 
 MAX_CONFIG_BYTES = 32 * 1024 * 1024
 
@@ -107,24 +106,21 @@ def _load(target: str | None, config: Path | None) -> tuple[bytes, dict[str, byt
             raise InvalidRepoId(f"cannot read {config}: {exc.strerror}") from None
     assert target is not None
     repo_id, _, rev = target.partition("@")
-    validate_repo_id(repo_id)
-    store = open_store(settings())
     try:
-        revision = store.revision(repo_id, rev) if rev else store.history(repo_id)[-1]
-        files = store.files(repo_id, revision.sha)
-        found = next((f for f in files if f.path == "config.json"), None)
-        if found is None or found.content_sha256 is None:
-            raise CannotEstimate(f"{repo_id}@{revision.sha[:12]} has no readable config.json")
-        raw = store.blob(found.content_sha256)
-        headers = {
-            f.path: store.blob(f.header_sha256)
-            for f in files
-            if f.header_status is ReadStatus.STORED and f.header_sha256
-        }
+        with stored(repo_id) as store:
+            revision = store.revision(repo_id, rev) if rev else store.history(repo_id)[-1]
+            files = store.files(repo_id, revision.sha)
+            found = next((f for f in files if f.path == "config.json"), None)
+            if found is None or found.content_sha256 is None:
+                raise CannotEstimate(f"{repo_id}@{revision.sha[:12]} has no readable config.json")
+            raw = store.blob(found.content_sha256)
+            headers = {
+                f.path: store.blob(f.header_sha256)
+                for f in files
+                if f.header_status is ReadStatus.STORED and f.header_sha256
+            }
     except IndexError:
         raise CannotEstimate(f"{repo_id} has no stored revision yet") from None
-    finally:
-        store.close()
     return raw, headers, f"{repo_id}@{revision.sha}"
 
 

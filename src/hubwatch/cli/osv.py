@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from hubwatch.advisories.attach import AdvisoryAttacher, AdvisoryChangeFeed
+from hubwatch.advisories.attach import AdvisoryAttacher, StoreChangeFeed
 from hubwatch.advisories.offline import download_database
 from hubwatch.advisories.publish import export, publish
 from hubwatch.cli.base import (
@@ -22,10 +22,10 @@ from hubwatch.cli.base import (
     out,
     print_json,
     settings,
+    stored,
     when,
 )
 from hubwatch.errors import HubwatchError
-from hubwatch.models import validate_repo_id
 from hubwatch.runtime import advisory_service, open_store
 
 osv_app = typer.Typer(
@@ -80,13 +80,9 @@ def show(
 ) -> None:
     """Show a revision's dependencies and the known advisories that apply to them."""
     try:
-        validate_repo_id(repo_id)
-        store = open_store(settings())
-        try:
+        with stored(repo_id) as store:
             revision = store.revision(repo_id, rev)
             report = store.advisory_report(repo_id, revision.sha)
-        finally:
-            store.close()
     except HubwatchError as exc:
         fail(exc)
     if as_json:
@@ -131,7 +127,7 @@ def export_records(
         cfg = settings()
         store = open_store(cfg)
         try:
-            records = publish(AdvisoryChangeFeed(store, cfg.hf_endpoint).changes(), store)
+            records = publish(StoreChangeFeed(store, cfg.hf_endpoint).changes(), store)
         finally:
             store.close()
         written = export(records, directory)

@@ -21,6 +21,7 @@ from hubwatch.cli.base import (
     out,
     print_json,
     settings,
+    stored,
     when,
 )
 from hubwatch.errors import HubwatchError, InvalidRepoId
@@ -73,12 +74,8 @@ def track(
 def untrack(repo_id: RepoArg) -> None:
     """Stop tracking a repo and delete its stored history."""
     try:
-        validate_repo_id(repo_id)
-        store = open_store(settings())
-        try:
+        with stored(repo_id) as store:
             store.remove_repo(repo_id)
-        finally:
-            store.close()
     except HubwatchError as exc:
         fail(exc)
     err.print(f"untracked {escape(repo_id)}")
@@ -88,11 +85,8 @@ def untrack(repo_id: RepoArg) -> None:
 def list_repos(as_json: JsonOption = False) -> None:
     """List tracked repos with their state and number of stored revisions."""
     try:
-        store = open_store(settings())
-        try:
+        with stored() as store:
             repos = store.list_repos()
-        finally:
-            store.close()
     except HubwatchError as exc:
         fail(exc)
     if as_json:
@@ -143,13 +137,9 @@ def poll(
 def history(repo_id: RepoArg, as_json: JsonOption = False) -> None:
     """Show a repo's stored revisions, oldest first, with the files each one changed."""
     try:
-        validate_repo_id(repo_id)
-        store = open_store(settings())
-        try:
+        with stored(repo_id) as store:
             revisions = store.history(repo_id)
             events = store.events(repo_id)
-        finally:
-            store.close()
     except HubwatchError as exc:
         fail(exc)
     if as_json:
@@ -173,13 +163,9 @@ def show(
 ) -> None:
     """Show one stored revision: metadata, model card keys, and every file with its read status."""
     try:
-        validate_repo_id(repo_id)
-        store = open_store(settings())
-        try:
+        with stored(repo_id) as store:
             revision = store.revision(repo_id, rev)
             files = store.files(repo_id, revision.sha)
-        finally:
-            store.close()
     except HubwatchError as exc:
         fail(exc)
     if as_json:

@@ -19,6 +19,7 @@ from hubwatch.models import (
     StoredRevision,
 )
 from hubwatch.store.advisories import AdvisoryStore
+from hubwatch.store.changes import ChangeStore
 from hubwatch.store.estimates import EstimateStore
 from hubwatch.store.scheduling import ScheduleStore
 
@@ -62,7 +63,7 @@ class KnownContent(ABC):
         """Stored bytes by their sha256."""
 
 
-class Store(KnownContent, AdvisoryStore, EstimateStore, ScheduleStore):
+class Store(KnownContent, ChangeStore, AdvisoryStore, EstimateStore, ScheduleStore):
     """Tracked repos, their revisions, file lists, contents and events.
 
     Lifecycle: `start()` (runs migrations) before use, `close()` after. Each `add_revision`

@@ -31,6 +31,7 @@ from hubwatch.models import (
 from hubwatch.store.base import RepoState, Store, TrackedRepo
 from hubwatch.store.migrate import upgrade
 from hubwatch.store.sql_advisories import SqlAdvisoryStore
+from hubwatch.store.sql_changes import SqlChangeStore
 from hubwatch.store.sql_estimates import SqlEstimates
 from hubwatch.store.sql_scheduling import SqlSchedules
 from hubwatch.store.tables import BlobRow, EventRow, FileRow, RepoRow, RevisionRow
@@ -61,7 +62,7 @@ def make_engine(url: str) -> Engine:
     return create_engine(url, pool_pre_ping=True)
 
 
-class SqlStore(SqlAdvisoryStore, SqlEstimates, SqlSchedules, Store):
+class SqlStore(SqlChangeStore, SqlAdvisoryStore, SqlEstimates, SqlSchedules, Store):
     """Store on SQLite or PostgreSQL; the URL decides."""
 
     def __init__(self, url: str) -> None:
@@ -249,6 +250,7 @@ class SqlStore(SqlAdvisoryStore, SqlEstimates, SqlSchedules, Store):
                 )
             self._put_blobs(session, blobs)
             session.add_all(rows)
+            self._add_changes(session, revision.id, snapshot)
             try:
                 session.commit()
             except IntegrityError:  # the same revision committed by another worker meanwhile

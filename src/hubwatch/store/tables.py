@@ -169,6 +169,25 @@ class EstimateRow(SQLModel, table=True):
     data: dict[str, object] = Field(sa_column=Column(JSON, nullable=False))
 
 
+class ChangeRow(SQLModel, table=True):
+    """One classified change a revision brought, against the revision it was compared with."""
+
+    __tablename__ = "change"
+
+    id: int | None = Field(default=None, primary_key=True)
+    revision_pk: int = Field(foreign_key="revision.id", ondelete="CASCADE", index=True)
+    base_sha: str | None = Field(default=None, max_length=64)
+    position: int
+    kind: str = Field(max_length=64)
+    severity: str = Field(max_length=16)
+    rank: int
+    summary: str
+    path: str | None = Field(default=None, max_length=1024)
+    before: object | None = Field(default=None, sa_column=Column(JSON))
+    after: object | None = Field(default=None, sa_column=Column(JSON))
+    detail: str | None = None
+
+
 class ScheduleRow(SQLModel, table=True):
     """When a tracked repo is next due, whether it must be polled now, and which worker has it."""
 

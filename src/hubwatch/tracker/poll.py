@@ -29,6 +29,7 @@ from hubwatch.models import (
     SourceKind,
 )
 from hubwatch.store.base import RepoState, Store, TrackedRepo
+from hubwatch.tracker.diff import Differ, diff_snapshot
 from hubwatch.tracker.estimate import with_estimate
 from hubwatch.tracker.retry import RetryPolicy
 from hubwatch.tracker.snapshot import Limits, take_snapshot
@@ -71,6 +72,7 @@ class Tracker:
         limits: Limits | None = None,
         retry: RetryPolicy | None = None,
         after_revision: Sequence[RevisionHook] = (),
+        differs: Mapping[str, Differ] | None = None,
     ) -> None:
         self._store = store
         self._hooks = tuple(after_revision)
@@ -78,6 +80,8 @@ class Tracker:
         self.sources = sources
         self._limits = limits or Limits()
         self._retry = retry or RetryPolicy()
+        self._differs = differs
+        """The differs run on each new revision; None: the registry (`diff.DIFFERS`)."""
 
     def _source(self, repo: RepoRef) -> RevisionSource:
         try:
@@ -232,10 +236,16 @@ class Tracker:
             finally:
                 structlog.contextvars.unbind_contextvars("sha")
             snapshot = with_estimate(snapshot, self._store.blob)
-            if self._store.add_revision(repo.repo_id, snapshot):
+            parent = commit.parents[0] if commit.parents else None
+            base = parent if parent in known else None
+            snapshot = diff_snapshot(self._store, repo.repo_id, snapshot, base, self._differs)
+            stored = self._store.add_revision(repo.repo_id, snapshot)
+            known[commit.sha] = True
+            if stored:
                 result.new.append(commit.sha)
                 log.info("revision_detected", sha=commit.sha, title=commit.title[:80])
                 metrics.REVISIONS.inc()
+                metrics.count_changes(snapshot.changes)
                 if tracked.head is not None:  # a new commit, not a backfill of old history
                     lag = (_now() - commit.date).total_seconds()
                     metrics.DETECTION_LAG.observe(max(lag, 0.0))

@@ -1,0 +1,37 @@
+"""The ChangeStore interface: the classified changes recorded with each revision."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hubwatch.models import Change, CommitSha, Severity, StoredRevision
+
+
+@dataclass(frozen=True, slots=True)
+class RevisionChanges:
+    """A stored revision with the changes recorded for it."""
+
+    revision: StoredRevision
+    base: CommitSha | None
+    """The revision it was compared with (its first parent); None: an empty revision."""
+    changes: tuple[Change, ...]
+
+
+class ChangeStore(ABC):
+    """Changes are written with their revision (`Store.add_revision`, from `Snapshot.changes`)."""
+
+    @abstractmethod
+    def changes(
+        self, repo_id: str, *, since: str | None = None, min_severity: Severity | None = None
+    ) -> list[RevisionChanges]:
+        """Revisions with recorded changes, oldest first: those after `since` (a sha, full or
+        abbreviated) when given, each with its changes at `min_severity` or above."""
+
+    @abstractmethod
+    def replace_changes(
+        self, repo_id: str, sha: CommitSha, kind: str, changes: Sequence[Change]
+    ) -> None:
+        """Set the stored changes of one `kind` of a revision (learned after it was stored,
+        like advisories.changed); the revision's other changes stay."""

@@ -1,0 +1,156 @@
+"""Renders one untrusted chat template in a child process, the way transformers does.
+
+Run as a script (`python -I render_worker.py`), never imported by hubwatch itself: it imports
+nothing but the standard library and jinja2, lowers its own resource limits before it reads the
+template, and is killed by its parent when it runs past the time limit. It reads one JSON request
+on stdin and writes one JSON answer on stdout:
+
+    {"template": str, "conversations": [{"name": str, "context": {...}}],
+     "max_output_chars": int, "max_memory_bytes": int, "cpu_s": int}
+    -> {"outputs": {name: {"text": str} | {"error": str}}, "failure": str | null}
+
+`failure` is set when the template as a whole cannot be rendered safely: a syntax error, a
+sandbox violation, an output or memory limit. Ordinary exceptions raised while rendering one
+conversation (`raise_exception`, undefined values) are that conversation's output.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+from datetime import datetime
+from typing import Any
+
+# The date strftime_now() sees, so that renders are reproducible (transformers uses now()).
+FIXED_NOW = datetime(2025, 1, 15, 12, 0, 0)
+
+
+class RenderFailed(Exception):
+    """The template as a whole cannot be rendered within the limits."""
+
+
+def _limit(which: int, value: int) -> None:
+    try:
+        soft, hard = resource.getrlimit(which)
+        cap = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.setrlimit(which, (cap, hard if hard != resource.RLIM_INFINITY else cap))
+    except (ValueError, OSError):  # a limit the platform does not offer
+        pass
+
+
+def _environment(max_output: int) -> Any:
+    import jinja2
+    from jinja2.ext import Extension, loopcontrols
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    class GenerationBlock(Extension):
+        """transformers' `{% generation %}` marks assistant spans; rendering keeps the body."""
+
+        tags = {"generation"}
+
+        def parse(self, parser: Any) -> Any:
+            lineno = next(parser.stream).lineno
+            body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
+            return jinja2.nodes.Scope(body, lineno=lineno)
+
+    class LimitedSandbox(ImmutableSandboxedEnvironment):
+        """Refuses `*` and `**` that would build a value over the output limit at once."""
+
+        intercepted_binops = frozenset({"*", "**"})
+
+        def unsafe_undefined(self, obj: Any, attribute: str) -> Any:
+            # jinja2 returns an Undefined that fails only when used further; a probe such as
+            # `{{ f.__globals__ }}` would then render as "". Refuse at once instead.
+            raise jinja2.exceptions.SecurityError(
+                f"access to attribute {attribute!r} of {type(obj).__name__!r} object is unsafe"
+            )
+
+        def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+            if operator == "*":
+                for seq, count in ((left, right), (right, left)):
+                    if isinstance(seq, str | list | tuple) and isinstance(count, int):
+                        if len(seq) * count > max_output:
+                            raise RenderFailed(
+                                f"output limit of {max_output} characters exceeded "
+                                f"(a repetition of {len(seq)} × {count})"
+                            )
+            if operator == "**" and isinstance(right, int) and abs(right) > 4096:
+                raise RenderFailed(f"exponent {right} is too large")
+            return super().call_binop(context, operator, left, right)
+
+    def raise_exception(message: str) -> None:
+        raise jinja2.exceptions.TemplateError(message)
+
+    def tojson(
+        x: Any,
+        ensure_ascii: bool = False,
+        indent: int | None = None,
+        separators: Any = None,
+        sort_keys: bool = False,
+    ) -> str:
+        # NOTE: transformers overrides jinja's tojson (which HTML-escapes) with plain json.dumps
+        return json.dumps(
+            x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
+        )
+
+    def strftime_now(fmt: str) -> str:
+        return FIXED_NOW.strftime(str(fmt))
+
+    env = LimitedSandbox(
+        trim_blocks=True, lstrip_blocks=True, extensions=[GenerationBlock, loopcontrols]
+    )
+    env.filters["tojson"] = tojson
+    env.globals["raise_exception"] = raise_exception
+    env.globals["strftime_now"] = strftime_now
+    return env
+
+
+def render_all(request: dict[str, Any]) -> dict[str, Any]:
+    """Render the request's template on each of its conversations."""
+    from jinja2.exceptions import SecurityError, TemplateSyntaxError
+
+    max_output = int(request["max_output_chars"])
+    env = _environment(max_output)
+    outputs: dict[str, dict[str, str]] = {}
+    try:
+        template = env.from_string(request["template"])
+        for conversation in request["conversations"]:
+            size, parts = 0, []
+            try:
+                for chunk in template.generate(**conversation["context"]):
+                    size += len(chunk)
+                    if size > max_output:
+                        raise RenderFailed(f"output limit of {max_output} characters exceeded")
+                    parts.append(chunk)
+            except (RenderFailed, SecurityError, MemoryError, RecursionError):
+                raise
+            except Exception as exc:  # the template's own error for this conversation
+                outputs[conversation["name"]] = {"error": f"{type(exc).__name__}: {exc}"[:500]}
+                continue
+            outputs[conversation["name"]] = {"text": "".join(parts)}
+    except TemplateSyntaxError as exc:
+        return {"outputs": {}, "failure": f"syntax error at line {exc.lineno}: {exc.message}"}
+    except SecurityError as exc:
+        return {"outputs": {}, "failure": f"sandbox violation: {exc}"[:500]}
+    except RenderFailed as exc:
+        return {"outputs": {}, "failure": str(exc)}
+    except MemoryError:
+        return {"outputs": {}, "failure": "memory limit exceeded"}
+    except RecursionError:
+        return {"outputs": {}, "failure": "recursion too deep"}
+    return {"outputs": outputs, "failure": None}
+
+
+def main() -> None:
+    request = json.loads(sys.stdin.buffer.read())
+    _limit(resource.RLIMIT_AS, int(request["max_memory_bytes"]))
+    _limit(resource.RLIMIT_CPU, int(request["cpu_s"]))
+    _limit(resource.RLIMIT_FSIZE, 0)  # no files written, whatever happens
+    _limit(resource.RLIMIT_NPROC, 0)  # no processes started
+    answer = render_all(request)
+    sys.stdout.write(json.dumps(answer))
+
+
+if __name__ == "__main__":
+    main()

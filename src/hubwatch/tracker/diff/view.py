@@ -1,0 +1,159 @@
+"""A read-only view of one revision (files, contents, headers, card) that differs compare."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import orjson
+
+from hubwatch.models import ContentSha, FileEntry, ReadResult, ReadStatus, Snapshot, StoredFile
+
+BlobLoader = Callable[[ContentSha], bytes]
+"""Loads stored bytes by their sha256 (`Store.blob`)."""
+
+_MISSING = object()
+
+
+class RevisionView:
+    """What a differ may read of one revision; every read is cached and never raises.
+
+    Contents and headers that were not stored (over the cap, unavailable, failed) read as None.
+    """
+
+    __slots__ = ("_cache", "_contents", "_headers", "_load", "card", "estimate", "files", "sha")
+
+    def __init__(
+        self,
+        files: Iterable[FileEntry],
+        contents: Mapping[str, ReadResult] | None = None,
+        headers: Mapping[str, ReadResult] | None = None,
+        card: Mapping[str, object] | None = None,
+        load: BlobLoader | None = None,
+        sha: str | None = None,
+        estimate: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.files: dict[str, FileEntry] = {entry.path: entry for entry in files}
+        self.estimate = estimate
+        """The estimator's stored result (JSON) for this revision; None without a config."""
+        self.card: Mapping[str, object] = card or {}
+        self.sha = sha
+        self._contents = dict(contents or {})
+        self._headers = dict(headers or {})
+        self._load = load
+        self._cache: dict[tuple[str, str], Any] = {}
+
+    @classmethod
+    def empty(cls) -> RevisionView:
+        """The revision before a root commit: no files at all."""
+        return cls(())
+
+    @classmethod
+    def of_snapshot(cls, snapshot: Snapshot, load: BlobLoader | None = None) -> RevisionView:
+        """A view of a snapshot about to be stored (bytes in hand, or already in the store)."""
+        return cls(
+            snapshot.files,
+            snapshot.contents,
+            snapshot.headers,
+            snapshot.card,
+            load,
+            snapshot.commit.sha,
+            snapshot.estimate,
+        )
+
+    @classmethod
+    def of_stored(
+        cls,
+        files: Iterable[StoredFile],
+        card: Mapping[str, object] | None,
+        load: BlobLoader,
+        sha: str | None = None,
+        estimate: Mapping[str, Any] | None = None,
+    ) -> RevisionView:
+        """A view of a stored revision, reading contents lazily through `load`."""
+        entries, contents, headers = [], {}, {}
+        for f in files:
+            entries.append(FileEntry(f.path, f.size, f.blob_id, f.lfs_sha256))
+            if f.content_status is not None:
+                contents[f.path] = ReadResult(
+                    f.content_status, sha256=f.content_sha256, error=f.content_error
+                )
+            if f.header_status is not None:
+                headers[f.path] = ReadResult(
+                    f.header_status, sha256=f.header_sha256, error=f.header_error
+                )
+        return cls(entries, contents, headers, card, load, sha, estimate)
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def status(self, path: str) -> ReadStatus | None:
+        """What became of reading `path`'s content, when it was read at all."""
+        result = self._contents.get(path)
+        return result.status if result else None
+
+    def header_status(self, path: str) -> ReadStatus | None:
+        result = self._headers.get(path)
+        return result.status if result else None
+
+    def raw(self, path: str) -> bytes | None:
+        """The stored bytes of `path` (stored or invalid reads), or None."""
+        return self._bytes("raw", self._contents.get(path), path)
+
+    def text(self, path: str) -> str | None:
+        """`path` decoded as UTF-8 (undecodable bytes replaced), or None."""
+        key = ("text", path)
+        if key not in self._cache:
+            raw = self.raw(path)
+            self._cache[key] = None if raw is None else raw.decode("utf-8", "replace")
+        text: str | None = self._cache[key]
+        return text
+
+    def json(self, path: str) -> Any:
+        """`path` parsed as JSON, or None when absent, unread or not JSON."""
+        return self._parsed("json", path, self.raw)
+
+    def header(self, path: str) -> dict[str, Any] | None:
+        """The parsed safetensors header of `path`, or None when it was not read."""
+        value = self._parsed("header", path, lambda p: self._bytes("hraw", self._headers.get(p), p))
+        return value if isinstance(value, dict) else None
+
+    def _parsed(self, kind: str, path: str, raw_of: Callable[[str], bytes | None]) -> Any:
+        key = (kind, path)
+        cached = self._cache.get(key, _MISSING)
+        if cached is not _MISSING:
+            return cached
+        raw = raw_of(path)
+        value: Any = None
+        if raw is not None:
+            value = parse_json(raw)
+        self._cache[key] = value
+        return value
+
+    def _bytes(self, kind: str, result: ReadResult | None, path: str) -> bytes | None:
+        if result is None or result.status not in (ReadStatus.STORED, ReadStatus.INVALID):
+            return None
+        if result.data is not None:
+            return result.data
+        if result.sha256 is None or self._load is None:
+            return None
+        key = (kind, path)
+        if key not in self._cache:
+            try:
+                self._cache[key] = self._load(result.sha256)
+            except Exception:  # a missing blob is an unreadable file, not a failed diff
+                self._cache[key] = None
+        data: bytes | None = self._cache[key]
+        return data
+
+
+def parse_json(raw: bytes) -> Any:
+    """Parsed JSON, or None when it is not JSON (never raises)."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        pass  # NaN, integers over 64 bits, very deep nesting: the standard parser takes them
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
