@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -10,10 +11,12 @@ from structlog.testing import capture_logs
 
 from hubwatch.models import RepoRef, SourceKind
 from hubwatch.store.sql import SqlStore
+from hubwatch.tracker.discovery import Discovery
 from hubwatch.tracker.hub import HubSource
 from hubwatch.tracker.poll import Tracker
 from hubwatch.tracker.retry import RetryPolicy
-from tests.support.gitrepo import CommitSpec, make_repo, safetensors_bytes
+from hubwatch.tracker.work import Worker
+from tests.support.gitrepo import CommitSpec, add_commits, make_repo, safetensors_bytes
 from tests.support.hubsim import FaultPlan, HubSimulator
 
 pytestmark = pytest.mark.slow
@@ -98,3 +101,40 @@ def test_a_tight_quota_is_paced_not_exceeded(tmp_path: Path, sqlite_url: str) ->
     assert result.error is None and len(result.new) == 6
     assert not exceeded
     assert any(entry["event"] == "rate_limit_wait" for entry in logs)
+
+
+def test_discovery_and_workers_under_twenty_percent_faults_record_everything(
+    tmp_path: Path, sqlite_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    ids = [f"org/m{i}" for i in range(6)]
+    store = SqlStore(sqlite_url)
+    store.start()
+    with HubSimulator() as hub:
+        for repo_id in ids:
+            make_repo(tmp_path / repo_id, [CommitSpec({"config.json": b'{"step": 0}'})])
+            hub.add_repo(repo_id, tmp_path / repo_id)
+        retry = RetryPolicy(attempts=10, base_s=0.05, max_wait_s=2.0)
+        tracker = Tracker(store, {SourceKind.HUB: HubSource(hub.url, timeout_s=1.0)}, retry=retry)
+        for repo_id in ids:
+            assert tracker.track(RepoRef(repo_id)).error is None
+        discovery = Discovery(store, tracker.sources, interval_s=0.001, skew_s=0)
+        worker = Worker(store, tracker, discovery, interval_s=0.001)
+        worker.tick()  # the first cycle: a HEAD per repo, and the cursor
+        for repo_id in ids[:3]:
+            add_commits(tmp_path / repo_id, [CommitSpec({"config.json": b'{"step": 1}'})])
+            hub.touch(repo_id, datetime.now(UTC))
+        hub.rate_limits = {"api": (20, 3.0), "resolvers": (40, 3.0)}
+        hub.faults = FaultPlan(rate=0.2, seed=5, stall_s=1.5, retry_after_s=1)
+        with capture_logs() as logs:
+            for _ in range(10):  # a failed listing or poll is made up in the next cycle
+                worker.tick()
+                if all(len(store.history(r)) == 2 for r in ids[:3]):
+                    break
+        exceeded = hub.stats.quota_exceeded
+        faults = sum(hub.stats.faults.values())
+    assert [len(store.history(r)) for r in ids] == [2, 2, 2, 1, 1, 1]
+    assert faults > 0 and not exceeded
+    # the backoff shows: ours (source_retry) or huggingface_hub's own ("Retrying in 1s")
+    ours = {entry["event"] for entry in logs} & {"source_retry", "head_check_failed"}
+    assert ours or any("Retrying in" in message for message in caplog.messages)
+    store.close()

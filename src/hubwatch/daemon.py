@@ -1,48 +1,150 @@
-"""The poll loop: APScheduler wiring only; each run polls every tracked repo once."""
+"""The worker daemon: APScheduler wiring only; the jobs call the tracker, advisories and store.
+
+Jobs of one worker process:
+
+- `work`, every `work_tick_s`: change discovery when it is due and no other worker runs it,
+  then poll the woken repos one by one under a lease (`hubwatch.tracker.work.Worker`);
+- `advisories`, every `advisory_refresh_s`: refresh the advisory data and re-check every
+  revision, run by one worker of many at a time;
+- any `extra_jobs` a caller passes: the hook point for webhook delivery (the notify work) and
+  anything else periodic. Each names whether one worker of many runs it at a time.
+
+SIGTERM or SIGINT stops the worker gracefully: the revision being stored is finished, the rest
+of that repo is released to other workers, and the process exits.
+"""
 
 from __future__ import annotations
 
 import signal
-from datetime import UTC, datetime
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from types import FrameType
 
 import structlog
 from apscheduler.schedulers.blocking import BlockingScheduler
 
-from hubwatch.tracker.poll import Tracker
+from hubwatch import metrics
+from hubwatch.runtime import Runtime, refresh_advisories
+from hubwatch.store.base import Store
+from hubwatch.tracker.discovery import Discovery
+from hubwatch.tracker.work import Worker
 
 log = structlog.get_logger(__name__)
 
 
-def run_forever(tracker: Tracker, interval_s: float) -> None:
-    """Poll all repos now and then every `interval_s` seconds until SIGINT or SIGTERM."""
-    scheduler = BlockingScheduler(timezone=UTC)
+@dataclass(frozen=True)
+class PeriodicJob:
+    """A job a worker runs every `every_s` seconds."""
 
-    def poll_cycle() -> None:
-        results = tracker.poll_all()
-        log.info(
-            "poll_cycle_finished",
-            repos=len(results),
-            new_revisions=sum(len(r.new) for r in results),
-            failed=sum(1 for r in results if r.error),
-        )
+    name: str
+    run: Callable[[], object]
+    every_s: float
+    exclusive: bool = True
+    """Run by one worker of many at a time (through a job lease in the store)."""
 
-    scheduler.add_job(
-        poll_cycle,
-        "interval",
-        seconds=interval_s,
-        next_run_time=datetime.now(UTC),
-        max_instances=1,  # a slow cycle delays the next one instead of overlapping it
-        coalesce=True,
-        jitter=min(30.0, interval_s / 10),
-        id="poll",
+
+def make_worker(rt: Runtime, owner: str | None = None) -> Worker:
+    """A Worker over the runtime's store and tracker, with discovery set from its settings."""
+    cfg = rt.settings
+    discovery = Discovery(
+        rt.store,
+        rt.sources,
+        interval_s=cfg.poll_interval_s,
+        verify_s=cfg.verify_interval_s,
+        jitter=cfg.poll_jitter,
     )
+    return Worker(
+        rt.store,
+        rt.tracker,
+        discovery,
+        interval_s=cfg.poll_interval_s,
+        lease_s=cfg.lease_s,
+        owner=owner,
+    )
+
+
+def default_jobs(rt: Runtime) -> list[PeriodicJob]:
+    """The periodic jobs every worker runs besides polling: the advisory refresh."""
+    jobs = []
+    if rt.settings.advisory_refresh_s > 0 and rt.settings.advisory_service != "off":
+        jobs.append(
+            PeriodicJob(
+                "advisories",
+                lambda: refresh_advisories(rt.settings, rt.store),
+                rt.settings.advisory_refresh_s,
+            )
+        )
+    return jobs
+
+
+def run_forever(
+    rt: Runtime,
+    *,
+    owner: str | None = None,
+    extra_jobs: Sequence[PeriodicJob] = (),
+    metrics_port: int | None = None,
+) -> None:
+    """Run a worker until SIGINT or SIGTERM; WorkerConflict if SQLite already has one."""
+    worker = make_worker(rt, owner)
+    cfg = rt.settings
+    scheduler = BlockingScheduler(timezone=UTC)
+    scheduler.add_job(
+        worker.tick,
+        "interval",
+        seconds=min(cfg.work_tick_s, cfg.poll_interval_s),
+        next_run_time=datetime.now(UTC),
+        max_instances=1,  # a slow tick delays the next one instead of overlapping it
+        coalesce=True,
+        id="work",
+    )
+    for job in [*default_jobs(rt), *extra_jobs]:
+        scheduler.add_job(
+            _guarded(job, rt.store, worker),
+            "interval",
+            seconds=job.every_s,
+            next_run_time=datetime.now(UTC),
+            max_instances=1,
+            coalesce=True,
+            jitter=min(30.0, job.every_s / 10),
+            id=job.name,
+        )
 
     def stop(signum: int, _frame: FrameType | None) -> None:
         log.info("daemon_stopping", signal=signal.Signals(signum).name)
-        scheduler.shutdown(wait=True)  # the current repo's transaction finishes first
+        worker.stopping.set()  # the current revision finishes; the rest of the repo is released
+        scheduler.shutdown(wait=True)
 
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    log.info("daemon_started", interval_s=interval_s)
-    scheduler.start()
+    with rt.store.worker_slot(worker.owner):
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+        if metrics_port is not None:
+            metrics.serve(metrics_port)
+        log.info(
+            "daemon_started",
+            worker=worker.owner,
+            interval_s=cfg.poll_interval_s,
+            metrics_port=metrics_port,
+        )
+        scheduler.start()
+
+
+def _guarded(job: PeriodicJob, store: Store, worker: Worker) -> Callable[[], None]:
+    """The job, run only when its lease is won (if exclusive); a failure is logged, not fatal."""
+
+    def run() -> None:
+        now = datetime.now(UTC)
+        if worker.stopping.is_set():
+            return
+        if job.exclusive and not store.claim_job(job.name, worker.owner, now, job.every_s):
+            return
+        try:
+            job.run()
+            log.info("job_finished", job=job.name)
+        except Exception:  # a periodic job must never end the worker
+            log.exception("job_failed", job=job.name)
+        finally:
+            if job.exclusive:
+                store.finish_job(job.name, worker.owner, now + timedelta(seconds=job.every_s))
+
+    return run

@@ -17,6 +17,7 @@ HubwatchError
 │   ├── ContentUnavailable   bytes not readable here (an LFS pointer in a git mirror)
 │   └── ContentTooLarge      a file or header over its size cap
 ├── StoreError               the database refused something
+│   └── WorkerConflict       a second worker on a store that allows one (SQLite)
 └── AdvisoryServiceError     anything an AdvisoryService raises
     ├── OsvServiceError      the OSV.dev API failed (after retries) or answered nonsense
     └── OfflineDatabaseError the local OSV database is missing or unreadable
@@ -115,6 +116,10 @@ class ContentTooLarge(SourceError):
 
 class StoreError(HubwatchError):
     """The store could not complete an operation."""
+
+
+class WorkerConflict(StoreError):
+    """Another worker already runs on a store that serves one (SQLite)."""
 
 
 class AdvisoryServiceError(HubwatchError):

@@ -46,11 +46,19 @@ def configure_logging(level: str = "INFO", json: bool = False) -> None:
     root = logging.getLogger()
     root.handlers = [handler]
     # Library debug output (httpx, urllib3) stays off even at DEBUG; alembic's chatter too.
-    root.setLevel(max(logging.getLevelName(level.upper()), logging.INFO))
+    wanted = logging.getLevelName(level.upper())
+    root.setLevel(max(wanted, logging.INFO))
+    logging.getLogger("hubwatch").setLevel(wanted)
     logging.getLogger("alembic").setLevel(logging.WARNING)
+    # NOTE: our own events go through the same stdlib handler as the libraries' (one stream,
+    # one lock): two writers on stderr interleave lines from different threads (workers).
     structlog.configure(
-        processors=[*shared, structlog.processors.format_exc_info, renderer],
-        wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        processors=[
+            *shared,
+            structlog.processors.format_exc_info,
+            structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(wanted),
+        logger_factory=structlog.stdlib.LoggerFactory(),
         cache_logger_on_first_use=False,
     )

@@ -83,3 +83,25 @@ def runtime(settings: Settings) -> Iterator[Runtime]:
         for source in sources.values():
             source.close()
         store.close()
+
+
+def refresh_advisories(settings: Settings, store: Store) -> int:
+    """Download the advisory data afresh (offline service) and re-check every stored revision.
+
+    Returns how many advisory matches were newly attached; 0 when advisories are off.
+    """
+    if settings.advisory_service == "off":
+        return 0
+    if settings.advisory_service == "offline":
+        import httpx2
+
+        from hubwatch.advisories.offline import download_database
+
+        with httpx2.Client(timeout=httpx2.Timeout(settings.http_timeout_s)) as client:
+            download_database(client, settings.osv_database_url, settings.osv_database_dir)
+    service = advisory_service(settings)
+    assert service is not None
+    try:
+        return len(AdvisoryAttacher(store, service).recheck_all())
+    finally:
+        service.close()

@@ -59,6 +59,18 @@ class Settings(BaseSettings):
     """Base URL of the OSV.dev API (or a server speaking it)."""
     osv_database_url: str = "https://osv-vulnerabilities.storage.googleapis.com"
     """Where `hubwatch osv sync` downloads `<ecosystem>/all.zip` from."""
+    poll_jitter: float = Field(default=0.1, ge=0, lt=1)
+    """Each repo's own check is due every poll interval, give or take this fraction."""
+    verify_interval_s: float = Field(default=86_400.0, gt=0)
+    """How often a repo the Hub listing vouches for still gets a full poll (renames, deletions)."""
+    work_tick_s: float = Field(default=5.0, gt=0)
+    """How often a worker looks for repos to poll (woken by discovery or a Hub webhook)."""
+    lease_s: float = Field(default=300.0, gt=0)
+    """How long a worker holds a repo without renewing; a dead worker's repos return after it."""
+    advisory_refresh_s: float = Field(default=86_400.0, ge=0)
+    """How often workers refresh the advisory data and re-check every revision; 0: never."""
+    hub_webhook_secret: SecretStr | None = None
+    """The secret Hub webhooks must send in X-Webhook-Secret; unset: POST /hooks/hub refuses all."""
     log_level: str = "INFO"
     """DEBUG, INFO, WARNING or ERROR."""
     log_json: bool = False

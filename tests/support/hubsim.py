@@ -157,6 +157,7 @@ class HubSimulator:
         self.errors: list[str] = []
         """Bugs in the simulator (answered as 500s where possible); tests assert it stays empty."""
         self._repos: dict[str, _RepoState] = {}
+        self._readers: dict[Path, GitReader] = {}
         self._renames: dict[str, str] = {}
         self._rate_limits: dict[str, tuple[int, float]] | None = None
         self._windows: dict[tuple[str, str], tuple[int, int]] = {}
@@ -219,7 +220,9 @@ class HubSimulator:
         if repo_id.count("/") != 1:
             raise ValueError(f"repo ids are 'namespace/name', got {repo_id!r}")
         gate: Gated = "auto" if gated is True else gated
-        reader = GitReader(git_dir)
+        # One reader per git dir: benchmarks serve thousands of repo ids from a few dirs.
+        key = git_dir.resolve()
+        reader = self._readers.get(key) or self._readers.setdefault(key, GitReader(git_dir))
         self._repos[repo_id] = _RepoState(
             reader, lfs_dir, private, gate, default_branch=default_branch
         )

@@ -117,7 +117,7 @@ def poll(
         cfg = settings()
         with runtime(cfg) as rt:
             if not once:
-                run_forever(rt.tracker, cfg.poll_interval_s)
+                run_forever(rt)
                 return
             results = rt.tracker.poll_all()
     except HubwatchError as exc:

@@ -21,6 +21,7 @@ from hubwatch.models import (
 from hubwatch.store.advisories import AdvisoryStore
 from hubwatch.store.changes import ChangeStore
 from hubwatch.store.estimates import EstimateStore
+from hubwatch.store.scheduling import ScheduleStore
 
 
 class RepoState(StrEnum):
@@ -62,7 +63,7 @@ class KnownContent(ABC):
         """Stored bytes by their sha256."""
 
 
-class Store(KnownContent, ChangeStore, AdvisoryStore, EstimateStore):
+class Store(KnownContent, ChangeStore, AdvisoryStore, EstimateStore, ScheduleStore):
     """Tracked repos, their revisions, file lists, contents and events.
 
     Lifecycle: `start()` (runs migrations) before use, `close()` after. Each `add_revision`

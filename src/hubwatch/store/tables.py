@@ -186,3 +186,48 @@ class ChangeRow(SQLModel, table=True):
     before: object | None = Field(default=None, sa_column=Column(JSON))
     after: object | None = Field(default=None, sa_column=Column(JSON))
     detail: str | None = None
+
+
+class ScheduleRow(SQLModel, table=True):
+    """When a tracked repo is next due, whether it must be polled now, and which worker has it."""
+
+    __tablename__ = "repo_schedule"
+    __table_args__ = (Index("ix_repo_schedule_woken", "woken_at"),)
+
+    repo_pk: int = Field(foreign_key="repo.id", ondelete="CASCADE", primary_key=True)
+    due_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
+    """When the repo's own check is next due (per-repo interval with jitter)."""
+    woken_at: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True)))
+    """Set when something says the repo changed (listing, failed check, webhook); None: idle."""
+    listed: bool | None = None
+    """Whether the Hub's public listing shows the repo (None: not known yet)."""
+    hint_head: str | None = Field(default=None, max_length=64)
+    """The head the listing that woke the repo named, so its poll can skip asking for it."""
+    hint_gated: bool | None = None
+    lease_owner: str | None = Field(default=None, max_length=200)
+    lease_claimed_at: datetime | None = Field(
+        default=None, sa_column=Column(DateTime(timezone=True))
+    )
+    lease_expires_at: datetime | None = Field(
+        default=None, sa_column=Column(DateTime(timezone=True))
+    )
+
+
+class JobLeaseRow(SQLModel, table=True):
+    """A periodic job that one worker of many runs at a time (change discovery, advisories)."""
+
+    __tablename__ = "job_lease"
+
+    name: str = Field(primary_key=True, max_length=100)
+    next_run_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
+    owner: str | None = Field(default=None, max_length=200)
+    expires_at: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True)))
+
+
+class CursorRow(SQLModel, table=True):
+    """How far a change listing has been read (the newest upstream time already seen)."""
+
+    __tablename__ = "discovery_cursor"
+
+    name: str = Field(primary_key=True, max_length=300)
+    value: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))

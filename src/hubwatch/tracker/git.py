@@ -150,6 +150,30 @@ class GitSource(RevisionSource):
         self._sync(repo)
         return RepoStatus(head=self.resolve(repo, repo.branch), repo_id=repo.repo_id)
 
+    def head(self, repo: RepoRef) -> CommitSha:
+        """The branch head from `git ls-remote`: one round trip, nothing fetched."""
+        url = repo.url or ""
+        if not url:
+            raise RepoNotFound(f"{repo.repo_id}: a git source needs a URL or path")
+        if repo.branch.startswith("-"):
+            raise RevisionNotFound(f"{repo.repo_id}: invalid branch {repo.branch!r}")
+        if Path(url).exists():
+            url = str(Path(url).resolve())
+        try:
+            out = self._git("ls-remote", "--", url, repo.branch).decode("utf-8", "replace")
+        except _GitFailed as exc:
+            raise SourceUnavailable(f"{repo.repo_id}: git ls-remote failed: {exc.stderr}") from None
+        refs: dict[str, str] = {}
+        for line in out.splitlines():
+            sha, _, name = line.partition("\t")
+            refs[name.strip()] = sha.strip()
+        # an annotated tag's commit is on its peeled line (^{}); a lightweight tag's on its own
+        for name in ("heads/{}", "tags/{}^{{}}", "tags/{}"):
+            found = refs.get("refs/" + name.format(repo.branch))
+            if found:
+                return CommitSha(found)
+        raise RevisionNotFound(f"{repo.repo_id}: branch {repo.branch!r} not found upstream")
+
     def resolve(self, repo: RepoRef, rev: str) -> CommitSha:
         mirror = self._ready(repo)
         if rev.startswith("-"):

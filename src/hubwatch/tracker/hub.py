@@ -5,18 +5,21 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import httpx2
 import huggingface_hub
+import structlog
 from huggingface_hub import HfApi, hf_hub_url
 from huggingface_hub import errors as hf_errors
 from huggingface_hub.hf_api import RepoFile
 from huggingface_hub.utils._headers import build_hf_headers
 from huggingface_hub.utils._http import hf_raise_for_status, hf_request_event_hook
 
+from hubwatch import metrics
 from hubwatch.errors import (
     AuthError,
     ContentTooLarge,
@@ -31,7 +34,7 @@ from hubwatch.errors import (
 )
 from hubwatch.models import CommitInfo, CommitSha, FileEntry, RepoRef, RepoStatus
 from hubwatch.tracker.pacing import Pacer, bucket_of
-from hubwatch.tracker.source import RevisionSource
+from hubwatch.tracker.source import ChangeFeed, Modified, RevisionSource
 
 T = TypeVar("T")
 _CHUNK = 64 * 1024
@@ -45,6 +48,12 @@ def _configure_session(timeout_s: float, pacer: Pacer) -> None:
 
     def learn(response: httpx2.Response) -> None:
         pacer.after(response.headers.get("RateLimit"), response.headers.get("RateLimit-Policy"))
+        bucket = bucket_of(response.request.url.path) or "other"
+        metrics.HUB_REQUESTS.labels(bucket, str(response.status_code)).inc()
+        if response.status_code >= 400:
+            # the Hub's own id of a failed request, for the log lines that follow (retries)
+            request_id = response.headers.get("X-Request-Id")
+            structlog.contextvars.bind_contextvars(hub_request_id=request_id)
 
     def factory() -> httpx2.Client:
         return httpx2.Client(
@@ -56,7 +65,7 @@ def _configure_session(timeout_s: float, pacer: Pacer) -> None:
     huggingface_hub.set_client_factory(factory)
 
 
-class HubSource(RevisionSource):
+class HubSource(RevisionSource, ChangeFeed):
     """Reads model repos from the Hugging Face Hub (or a server speaking its API)."""
 
     def __init__(
@@ -159,6 +168,60 @@ class HubSource(RevisionSource):
                     break  # closing the stream here is what keeps weights from downloading
             return bytes(data[skip : skip + length])
 
+    def head(self, repo: RepoRef) -> CommitSha:
+        """The branch head from a HEAD on the resolver: its X-Repo-Commit header.
+
+        Resolves count against the Hub's "resolvers" quota (5,000 per 5 minutes), five times the
+        "api" quota that model_info spends. A missing file still answers 404 with the header.
+        """
+        url = (
+            f"{self._endpoint}/{repo.repo_id}/resolve/{quote(repo.branch, safe='')}/.gitattributes"
+        )
+        headers = build_hf_headers(token=self._token, library_name="hubwatch")
+        try:
+            response = huggingface_hub.get_session().head(
+                url, headers=headers, follow_redirects=False
+            )
+            sha = response.headers.get("X-Repo-Commit")
+            if response.status_code in (200, 302, 404) and sha:
+                return CommitSha(sha.strip())
+            hf_raise_for_status(response)
+        except Exception as exc:
+            raise _translate(repo, exc) from exc
+        # a redirect (renamed repo) or an answer without the header: only a full poll can tell
+        raise SourceUnavailable(f"{repo.repo_id}: the resolver sent no X-Repo-Commit")
+
+    @property
+    def feed_name(self) -> str:
+        return f"hub-models:{self._endpoint}"
+
+    def recently_modified(self, limit: int) -> Iterator[Modified]:
+        listing = RepoRef("models/listing")  # names the listing in error messages
+        try:
+            # NOTE: the Hub sorts newest first by default; `expand` keeps each item to what a
+            # poll needs to know first (the head sha, gated, private), so a woken repo's poll
+            # can skip its own model_info request.
+            models = self._api.list_models(
+                sort="last_modified",
+                limit=limit,
+                expand=["lastModified", "sha", "gated", "private", "disabled"],
+            )
+            for model in models:
+                if not model.id or model.last_modified is None:
+                    continue
+                status = None
+                if model.sha:
+                    status = RepoStatus(
+                        head=CommitSha(model.sha),
+                        repo_id=model.id,
+                        gated=model.gated not in (None, False),
+                        disabled=bool(model.disabled),
+                        private=bool(model.private),
+                    )
+                yield Modified(model.id, model.last_modified.astimezone(UTC), status)
+        except Exception as exc:
+            raise _translate(listing, exc) from exc
+
     def close(self) -> None:
         huggingface_hub.close_session()
 
@@ -196,8 +259,6 @@ def _retry_after(response: Any) -> float | None:
     except ValueError:
         pass
     try:
-        from datetime import datetime
-
         return max(0.0, (parsedate_to_datetime(value) - datetime.now(UTC)).total_seconds())
     except (TypeError, ValueError):
         return None

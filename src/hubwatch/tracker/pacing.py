@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import structlog
 
+from hubwatch import metrics
+
 log = structlog.get_logger(__name__)
 
 _ITEM = re.compile(r'"(?P<name>[^"]+)"\s*;(?P<params>[^,]*)')
@@ -106,6 +108,8 @@ class Pacer:
         wait = min(wait, self._max_wait)
         if wait > 0:
             log.info("rate_limit_wait", bucket=bucket, wait_s=round(wait, 3))
+            metrics.RATE_LIMIT_WAITS.labels(bucket).inc()
+            metrics.RATE_LIMIT_WAIT_SECONDS.inc(wait)
             self.waited_s += wait
             self._sleep(wait)
         return wait

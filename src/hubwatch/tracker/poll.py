@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -9,6 +10,7 @@ from functools import partial
 
 import structlog
 
+from hubwatch import metrics
 from hubwatch.errors import (
     AuthError,
     HubwatchError,
@@ -17,13 +19,21 @@ from hubwatch.errors import (
     RepoNotFound,
     SourceError,
 )
-from hubwatch.models import CommitInfo, CommitSha, EventKind, RepoEvent, RepoRef, SourceKind
+from hubwatch.models import (
+    CommitInfo,
+    CommitSha,
+    EventKind,
+    RepoEvent,
+    RepoRef,
+    RepoStatus,
+    SourceKind,
+)
 from hubwatch.store.base import RepoState, Store, TrackedRepo
 from hubwatch.tracker.diff import Differ, diff_snapshot
 from hubwatch.tracker.estimate import with_estimate
 from hubwatch.tracker.retry import RetryPolicy
 from hubwatch.tracker.snapshot import Limits, take_snapshot
-from hubwatch.tracker.source import RevisionSource
+from hubwatch.tracker.source import ChangeFeed, RevisionSource
 
 log = structlog.get_logger(__name__)
 
@@ -46,6 +56,10 @@ class PollResult:
     """The error that ended the poll early, for callers that map it (exit codes)."""
     idle: bool = False
     """Nothing upstream changed since the last poll (one cheap request)."""
+    private: bool | None = None
+    """Whether the source said the repo is private; None when the poll did not learn it."""
+    listed: bool = False
+    """Whether the source's change listing shows the repo (a public Hub repo)."""
 
 
 class Tracker:
@@ -63,6 +77,7 @@ class Tracker:
         self._store = store
         self._hooks = tuple(after_revision)
         self._sources = sources
+        self.sources = sources
         self._limits = limits or Limits()
         self._retry = retry or RetryPolicy()
         self._differs = differs
@@ -82,19 +97,27 @@ class Tracker:
         self._store.add_repo(repo)
         return self.poll(repo.repo_id, progress)
 
-    def poll(self, repo_id: str, progress: Progress | None = None) -> PollResult:
-        """Bring one tracked repo up to date; never raises SourceError (it is recorded)."""
+    def poll(
+        self,
+        repo_id: str,
+        progress: Progress | None = None,
+        hint: RepoStatus | None = None,
+    ) -> PollResult:
+        """Bring one tracked repo up to date; never raises SourceError (it is recorded).
+
+        `hint`: the repo's status as a change listing just gave it; saves asking the source.
+        """
         tracked = self._store.get_repo(repo_id)
         result = PollResult(repo_id)
-        structlog.contextvars.bind_contextvars(repo=repo_id)
+        structlog.contextvars.bind_contextvars(repo=repo_id, poll_id=uuid.uuid4().hex[:12])
         try:
-            self._poll(tracked, result, progress)
+            self._poll(tracked, result, progress, hint)
         except SourceError as exc:
             result.error, result.failure = str(exc), exc
             self._store.update_repo(repo_id, polled_at=_now(), error=result.error)
             self._event(tracked, result, EventKind.POLL_FAILED, result.error)
         finally:
-            structlog.contextvars.unbind_contextvars("repo")
+            structlog.contextvars.unbind_contextvars("repo", "poll_id", "hub_request_id")
         return result
 
     def poll_all(self) -> list[PollResult]:
@@ -116,18 +139,34 @@ class Tracker:
 
     # -- internals --------------------------------------------------------------------------
 
-    def _poll(self, tracked: TrackedRepo, result: PollResult, progress: Progress | None) -> None:
+    def _poll(
+        self,
+        tracked: TrackedRepo,
+        result: PollResult,
+        progress: Progress | None,
+        hint: RepoStatus | None,
+    ) -> None:
         repo = tracked.ref
         source = self._source(repo)
         retry = self._retry
         try:
-            status = retry.call(lambda: source.status(repo), f"{repo.repo_id} status")
+            if hint is not None and hint.repo_id == repo.repo_id:
+                status = hint
+            else:
+                status = retry.call(lambda: source.status(repo), f"{repo.repo_id} status")
         except RepoNotFound as exc:
             self._set_state(tracked, result, RepoState.DELETED, EventKind.REPO_DELETED, str(exc))
             return
         except RepoDisabled as exc:
             self._set_state(tracked, result, RepoState.DISABLED, EventKind.REPO_DISABLED, str(exc))
             return
+        result.private = status.private
+        if isinstance(source, ChangeFeed) and status is not hint:
+            # what discovery needs to know: the public listing shows public repos only
+            result.listed = not status.private
+            self._store.set_listed([repo.repo_id], result.listed)
+        elif isinstance(source, ChangeFeed):
+            result.listed = True  # the hint came from the listing
 
         if status.repo_id != repo.repo_id and tracked.renamed_to != status.repo_id:
             self._store.update_repo(repo.repo_id, renamed_to=status.repo_id)
@@ -205,10 +244,17 @@ class Tracker:
             if stored:
                 result.new.append(commit.sha)
                 log.info("revision_detected", sha=commit.sha, title=commit.title[:80])
+                metrics.REVISIONS.inc()
+                metrics.count_changes(snapshot.changes)
+                if tracked.head is not None:  # a new commit, not a backfill of old history
+                    lag = (_now() - commit.date).total_seconds()
+                    metrics.DETECTION_LAG.observe(max(lag, 0.0))
                 self._after_revision(repo.repo_id, commit.sha)
             if progress:
                 progress(done, len(todo), commit)
-        self._store.update_repo(repo.repo_id, head=status.head, polled_at=_now(), clear_error=True)
+        # the listing is newer than `status` when a commit landed in between
+        head = commits[0].sha if commits else status.head
+        self._store.update_repo(repo.repo_id, head=head, polled_at=_now(), clear_error=True)
 
     def _after_revision(self, repo_id: str, sha: CommitSha) -> None:
         for hook in self._hooks:

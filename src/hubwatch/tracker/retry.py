@@ -10,6 +10,7 @@ from typing import TypeVar
 
 import structlog
 
+from hubwatch import metrics
 from hubwatch.errors import RateLimited, SourceError
 
 T = TypeVar("T")
@@ -52,4 +53,5 @@ class RetryPolicy:
                     wait_s=round(wait, 2),
                     error=str(exc),
                 )
+                metrics.RETRIES.inc()
                 self.sleep(wait)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
 
 from hubwatch.models import CommitInfo, CommitSha, FileEntry, RepoRef, RepoStatus
 
@@ -42,5 +45,37 @@ class RevisionSource(ABC):
         Raises ContentUnavailable where the bytes cannot be had here (an LFS pointer in git).
         """
 
+    def head(self, repo: RepoRef) -> CommitSha:
+        """The tracked branch's head, by the cheapest request the source offers."""
+        return self.status(repo).head
+
     def close(self) -> None:  # noqa: B027 - optional hook, most sources hold nothing
         """Release connections or processes."""
+
+
+@dataclass(frozen=True, slots=True)
+class Modified:
+    """One item of a change listing."""
+
+    repo_id: str
+    at: datetime
+    """When the repo was last modified, by the source's clock."""
+    status: RepoStatus | None = None
+    """What the listing says of the repo now (head, gated, private), when it says it."""
+
+
+class ChangeFeed(ABC):
+    """A source that lists its recently modified repos, so idle repos need no request each."""
+
+    @property
+    @abstractmethod
+    def feed_name(self) -> str:
+        """Names the listing, so that its stored cursor is not mixed with another endpoint's."""
+
+    @abstractmethod
+    def recently_modified(self, limit: int) -> Iterator[Modified]:
+        """Up to `limit` repos, most recently modified first.
+
+        Lazy: pages are fetched as the caller iterates, so stopping early saves requests.
+        Raises SourceError subclasses only.
+        """

@@ -1,0 +1,229 @@
+"""Cheap change discovery: which tracked repos need a poll, without a request per idle repo.
+
+The Hub lists models by last modification, newest first (`/api/models?sort=lastModified`). One
+walk down that listing to where the previous walk stopped (the cursor, kept in the store) names
+every repo modified since, however many repos are tracked: an idle cycle costs one request. A
+repo the listing cannot vouch for gets its own cheap check when it is due, a HEAD on the
+resolver (`X-Repo-Commit`, counted against the larger "resolvers" quota) or `git ls-remote`:
+
+- every repo, in the first cycle (no cursor yet), and after a walk that hit its page limit
+  before reaching the cursor (a long outage);
+- repos the public listing does not show (private ones), and those not yet known to be listed;
+- repos of sources that have no listing (git remotes).
+
+Repos never polled, or whose last poll failed, or that are deleted or disabled, get a full poll
+when due. A listed repo still gets a full poll every `verify_s` (a day by default), since a
+listing does not show renames, deletions or a repo turning private. A repo that needs a poll is
+woken in the store, with the head and gating the listing gave (so its poll skips its own
+model_info request); workers claim and poll woken repos.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+import structlog
+
+from hubwatch import metrics
+from hubwatch.errors import SourceError
+from hubwatch.models import RepoStatus, SourceKind
+from hubwatch.store.base import Store
+from hubwatch.store.scheduling import ScheduleEntry
+from hubwatch.tracker.source import ChangeFeed, Modified, RevisionSource
+
+log = structlog.get_logger(__name__)
+
+_READABLE = ("active", "gated")
+
+
+@dataclass
+class DiscoveryResult:
+    """What one discovery cycle learned and asked for."""
+
+    woken: list[str] = field(default_factory=list)
+    """Repos woken for a poll."""
+    listed: int = 0
+    """Listing items read."""
+    checked: int = 0
+    """Per-repo cheap checks made (HEAD on the resolver, git ls-remote)."""
+    vouched: int = 0
+    """Repos the listing vouched for: known unchanged without a request of their own."""
+    covered: dict[str, bool] = field(default_factory=dict)
+    """Per listing: whether the walk reached the previous cursor."""
+
+
+@dataclass(frozen=True)
+class _Walk:
+    covered: bool
+    named: dict[str, Modified]
+
+
+class Discovery:
+    """One discovery cycle over every tracked repo (run by one worker at a time)."""
+
+    def __init__(
+        self,
+        store: Store,
+        sources: Mapping[SourceKind, RevisionSource],
+        *,
+        interval_s: float,
+        verify_s: float = 86_400.0,
+        jitter: float = 0.1,
+        margin_s: float = 120.0,
+        skew_s: float = 5.0,
+        max_listed: int = 10_000,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._store = store
+        self._sources = sources
+        self._interval = interval_s
+        self._verify = max(verify_s, interval_s)
+        self._jitter = jitter
+        self._margin = timedelta(seconds=margin_s)
+        """Overlap with the previous walk: the listing's clock and indexing may lag a little."""
+        self._skew = timedelta(seconds=skew_s)
+        """How far the source's clock may be behind ours when comparing with our last poll."""
+        self._max_listed = max_listed
+        self._rng = rng or random.Random()
+
+    def next_due(self, now: datetime, *, listed: bool = False) -> datetime:
+        """When a repo checked now is due again: the interval (the verify interval for a repo
+        the listing shows), give or take the jitter."""
+        spread = 1 + self._rng.uniform(-self._jitter, self._jitter)
+        return now + timedelta(seconds=(self._verify if listed else self._interval) * spread)
+
+    def run(self, heartbeat: Callable[[], None] | None = None) -> DiscoveryResult:
+        """Wake every repo that needs a poll; check the ones the listings cannot vouch for.
+
+        `heartbeat` is called now and then during long runs (to renew the job's lease).
+        """
+        now = datetime.now(UTC)
+        result = DiscoveryResult()
+        entries = self._store.schedule_entries()
+        walks: dict[SourceKind, _Walk] = {}
+        for kind, source in self._sources.items():
+            if isinstance(source, ChangeFeed):
+                tracked = {e.ref.repo_id for e in entries if e.ref.source is kind}
+                if tracked:
+                    walks[kind] = self._walk(source, tracked, result)
+        wake: list[str] = []
+        hints: dict[str, RepoStatus] = {}
+        due: dict[str, datetime] = {}
+        listed: list[str] = []
+        for n, entry in enumerate(entries, 1):
+            if heartbeat and n % 200 == 0:
+                heartbeat()
+            walk = walks.get(entry.ref.source)
+            decision = self._decide(entry, walk, now, result)
+            if decision in ("wake", "hinted"):
+                wake.append(entry.ref.repo_id)
+            if decision == "hinted" and walk is not None:
+                status = walk.named[entry.ref.repo_id].status
+                assert status is not None
+                hints[entry.ref.repo_id] = status
+            elif decision == "fresh":
+                due[entry.ref.repo_id] = self.next_due(now, listed=bool(walk and entry.listed))
+            if walk and entry.ref.repo_id in walk.named and entry.listed is not True:
+                listed.append(entry.ref.repo_id)
+        if listed:
+            self._store.set_listed(listed, True)
+        self._store.set_due(due)
+        if wake:
+            self._store.wake(wake, datetime.now(UTC), hints)
+        result.woken = wake
+        metrics.DISCOVERY_WOKEN.inc(len(wake))
+        structlog.contextvars.unbind_contextvars("hub_request_id")
+        log.info(
+            "discovery_finished",
+            woken=len(wake),
+            listed=result.listed,
+            checked=result.checked,
+            vouched=result.vouched,
+        )
+        return result
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _walk(self, feed: ChangeFeed, tracked: Iterable[str], result: DiscoveryResult) -> _Walk:
+        """Read the listing down to the cursor; which tracked repos it names, and when."""
+        wanted = set(tracked)
+        cursor = self._store.cursor(feed.feed_name)
+        named: dict[str, Modified] = {}
+        newest: datetime | None = None
+        covered = False
+        try:
+            if cursor is None:
+                # First cycle: no cursor to walk down to. Take the newest time as the cursor;
+                # every repo gets its own check this once.
+                for item in feed.recently_modified(limit=1):
+                    result.listed += 1
+                    newest = item.at
+            else:
+                floor = cursor - self._margin
+                count = 0
+                for item in feed.recently_modified(limit=self._max_listed):
+                    count += 1
+                    newest = max(newest, item.at) if newest else item.at
+                    if item.at <= floor:
+                        covered = True
+                        break
+                    if item.repo_id in wanted and item.repo_id not in named:
+                        named[item.repo_id] = item  # the first is the newest
+                result.listed += count
+                covered = covered or count < self._max_listed  # the listing ended above the floor
+        except SourceError as exc:
+            log.warning("listing_failed", feed=feed.feed_name, error=str(exc))
+            return _Walk(False, named)
+        # NOTE: the cursor only moves forward; a walk that stopped at its page limit still moves
+        # it, because every repo it did not reach is checked on its own in this cycle.
+        value = max(filter(None, (cursor, newest)), default=None) or datetime.now(UTC)
+        self._store.set_cursor(feed.feed_name, value)
+        result.covered[feed.feed_name] = covered
+        return _Walk(covered, named)
+
+    def _decide(
+        self, entry: ScheduleEntry, walk: _Walk | None, now: datetime, result: DiscoveryResult
+    ) -> str:
+        """What to do with one repo now.
+
+        "wake" (a full poll), "hinted" (a poll that starts from the listing's status), "fresh"
+        (checked just now: unchanged) or "skip" (nothing to do now).
+        """
+        if entry.woken:
+            return "skip"
+        repo_id = entry.ref.repo_id
+        is_due = entry.due_at is None or entry.due_at <= now
+        needs_poll = entry.head is None or entry.last_polled_at is None or entry.failed
+        if walk is not None and repo_id in walk.named:
+            item = walk.named[repo_id]
+            if item.status is not None:
+                recent = item.status.head != entry.head  # the listing says where the head is
+            else:
+                last = entry.last_polled_at
+                recent = last is None or item.at > last - self._skew
+            if recent or needs_poll:
+                usable = item.status is not None and entry.state in _READABLE
+                return "hinted" if usable and not needs_poll else "wake"
+        if needs_poll or entry.state not in _READABLE:
+            return "wake" if is_due else "skip"
+        if walk is not None and walk.covered and entry.listed:
+            if is_due:
+                return "wake"  # the periodic full verification (renames, deletions, privacy)
+            result.vouched += 1
+            return "skip"
+        if not (is_due or (walk is not None and not walk.covered)):
+            return "skip"
+        source = self._sources.get(entry.ref.source)
+        if source is None:
+            return "skip"
+        result.checked += 1
+        metrics.HEAD_CHECKS.inc()
+        try:
+            head = source.head(entry.ref)
+        except SourceError as exc:
+            log.info("head_check_failed", repo=repo_id, error=str(exc))
+            return "wake"  # a full poll records what is wrong
+        return "fresh" if head == entry.head else "wake"

@@ -1,0 +1,105 @@
+"""POST /hooks/hub: the secret, the raw payload, and the repo polled at once."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from hubwatch.api.hooks import hub_hooks_router, store_poller
+from hubwatch.models import RepoRef
+from hubwatch.store.sql import SqlStore
+
+SECRET = "s3cret-webhook"
+SHA = "0123456789abcdef0123456789abcdef01234567"
+
+
+def _payload(name: str = "org/model", repo_type: str = "model") -> dict[str, object]:
+    # The shape the Hub sends for a push (huggingface.co/docs/hub/webhooks)
+    return {
+        "event": {"action": "update", "scope": "repo.content"},
+        "repo": {
+            "type": repo_type,
+            "name": name,
+            "id": "6543",
+            "private": False,
+            "url": {"web": f"https://huggingface.co/{name}"},
+            "headSha": SHA,
+        },
+        "updatedRefs": [{"ref": "refs/heads/main", "oldSha": "0" * 40, "newSha": SHA}],
+        "webhook": {"id": "w1", "version": 3},
+    }
+
+
+def _client(calls: list[tuple[str, str | None]], secret: str | None = SECRET) -> TestClient:
+    def poll_now(repo_id: str, head: str | None) -> bool:
+        calls.append((repo_id, head))
+        return repo_id == "org/model"
+
+    app = FastAPI()
+    app.include_router(hub_hooks_router(secret, poll_now))
+    return TestClient(app)
+
+
+def test_a_push_polls_the_repo_with_its_head() -> None:
+    calls: list[tuple[str, str | None]] = []
+    response = _client(calls).post(
+        "/hooks/hub", json=_payload(), headers={"X-Webhook-Secret": SECRET}
+    )
+    assert response.status_code == 202 and response.json()["status"] == "polling"
+    assert calls == [("org/model", SHA)]
+
+
+@pytest.mark.parametrize("headers", [{}, {"X-Webhook-Secret": "wrong"}, {"X-Webhook-Secret": ""}])
+def test_a_missing_or_wrong_secret_is_refused(headers: dict[str, str]) -> None:
+    calls: list[tuple[str, str | None]] = []
+    response = _client(calls).post("/hooks/hub", json=_payload(), headers=headers)
+    assert response.status_code == 401 and calls == []
+
+
+def test_without_a_configured_secret_every_call_is_refused() -> None:
+    calls: list[tuple[str, str | None]] = []
+    client = _client(calls, secret=None)
+    response = client.post("/hooks/hub", json=_payload(), headers={"X-Webhook-Secret": ""})
+    assert response.status_code == 401 and calls == []
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        (b"not json", 400),
+        (b"[1, 2]", 400),
+        (json.dumps({"repo": {"name": 5}}).encode(), 400),
+        (json.dumps(_payload(name="../../etc")).encode(), 400),
+        (b'{"repo": {"name": "' + b"a" * 300_000 + b'"}}', 413),
+    ],
+)
+def test_a_bad_payload_is_refused_without_polling(body: bytes, status: int) -> None:
+    calls: list[tuple[str, str | None]] = []
+    response = _client(calls).post(
+        "/hooks/hub",
+        content=body,
+        headers={"X-Webhook-Secret": SECRET, "Content-Type": "application/json"},
+    )
+    assert response.status_code == status and calls == []
+
+
+def test_other_repo_types_and_untracked_repos_are_acknowledged_and_ignored() -> None:
+    calls: list[tuple[str, str | None]] = []
+    client = _client(calls)
+    headers = {"X-Webhook-Secret": SECRET}
+    dataset = client.post("/hooks/hub", json=_payload(repo_type="dataset"), headers=headers)
+    other = client.post("/hooks/hub", json=_payload(name="org/other"), headers=headers)
+    assert dataset.json()["status"] == other.json()["status"] == "ignored"
+    assert calls == [("org/other", SHA)]
+
+
+def test_the_store_poller_wakes_the_repo_for_the_next_worker(store: SqlStore) -> None:
+    store.add_repo(RepoRef("org/model"))
+    poll_now = store_poller(store)
+    assert poll_now("org/model", SHA) and not poll_now("org/unknown", None)
+    claims = store.claim_repos("w1", datetime.now(UTC), lease_s=60)
+    assert [c.repo_id for c in claims] == ["org/model"]

@@ -1,0 +1,156 @@
+"""Change discovery on the Hub simulator: an idle cycle costs one listing request, not one each."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from hubwatch.errors import SourceUnavailable
+from hubwatch.models import RepoRef, SourceKind
+from hubwatch.store.sql import SqlStore
+from hubwatch.tracker.discovery import Discovery
+from hubwatch.tracker.git import GitSource
+from hubwatch.tracker.hub import HubSource
+from hubwatch.tracker.poll import Tracker
+from hubwatch.tracker.source import Modified
+from hubwatch.tracker.work import Worker
+from tests.support.gitrepo import CommitSpec, add_commits, make_repo
+from tests.support.hubsim import HubSimulator
+
+TOKEN = "hf_test_token_0123456789"
+IDS = [f"org/model-{i}" for i in range(5)]
+
+
+def _config(step: int) -> CommitSpec:
+    return CommitSpec({"config.json": f'{{"step": {step}}}'.encode()})
+
+
+def _change(hub: HubSimulator, tmp_path: Path, repo_id: str) -> None:
+    """A new commit, modified now as far as the listing says (commit dates are made up)."""
+    add_commits(tmp_path / repo_id, [_config(1)])
+    hub.touch(repo_id, datetime.now(UTC))
+
+
+@pytest.fixture
+def hub(tmp_path: Path) -> Iterator[HubSimulator]:
+    with HubSimulator() as hub:
+        for repo_id in IDS:
+            make_repo(tmp_path / repo_id, [CommitSpec({"config.json": b"{}"})])
+            hub.add_repo(repo_id, tmp_path / repo_id)
+        hub.tokens.add(TOKEN)
+        yield hub
+
+
+def _setup(
+    store: SqlStore, hub: HubSimulator, interval_s: float = 3600.0, **kw: int
+) -> tuple[Tracker, Discovery, Worker]:
+    source = HubSource(hub.url, TOKEN, timeout_s=5.0)
+    tracker = Tracker(store, {SourceKind.HUB: source})
+    for repo_id in IDS:
+        assert tracker.track(RepoRef(repo_id)).error is None
+    # skew 0: the simulator's clock is ours
+    discovery = Discovery(store, tracker.sources, interval_s=interval_s, skew_s=0, **kw)
+    worker = Worker(store, tracker, discovery, interval_s=interval_s)
+    return tracker, discovery, worker
+
+
+def test_first_cycle_checks_each_repo_with_a_head_on_the_resolver(
+    store: SqlStore, hub: HubSimulator
+) -> None:
+    _setup(store, hub)
+    hub.reset_stats()
+    result = Discovery(store, {SourceKind.HUB: HubSource(hub.url, TOKEN)}, interval_s=60).run()
+    assert result.woken == []
+    assert hub.stats.count("resolve", "HEAD") == len(IDS)
+    assert hub.stats.count("models-list") == 1
+    assert hub.stats.requests == len(IDS) + 1
+
+
+def test_an_idle_cycle_costs_one_listing_request(store: SqlStore, hub: HubSimulator) -> None:
+    _, discovery, worker = _setup(store, hub)
+    discovery.run()
+    hub.reset_stats()
+    cycle = worker.tick()
+    assert cycle.discovery is not None and cycle.discovery.woken == []
+    assert cycle.discovery.vouched == len(IDS)
+    assert hub.stats.requests == 1 and hub.stats.count("models-list") == 1
+
+
+def test_the_listing_names_the_changed_repos_and_only_they_are_polled(
+    store: SqlStore, hub: HubSimulator, tmp_path: Path
+) -> None:
+    _, discovery, worker = _setup(store, hub)
+    discovery.run()
+    for repo_id in IDS[1:3]:
+        _change(hub, tmp_path, repo_id)
+    hub.reset_stats()
+    cycle = worker.tick()
+    assert cycle.discovery is not None
+    assert sorted(cycle.discovery.woken) == IDS[1:3]
+    assert sorted(r.repo_id for r in cycle.polls) == IDS[1:3]
+    assert all(len(r.new) == 1 for r in cycle.polls)
+    polled = {r.path.split("/")[4] for r in hub.requests if r.route == "commits"}
+    assert polled == {"model-1", "model-2"}
+    assert hub.stats.count("model-info") == 0  # the listing gave their heads
+    # The next cycle is idle again: the walk stops at the new cursor.
+    hub.reset_stats()
+    assert discovery.run().woken == [] and hub.stats.requests == 1
+
+
+def test_a_walk_that_hits_its_limit_checks_every_repo(
+    store: SqlStore, hub: HubSimulator, tmp_path: Path
+) -> None:
+    _, discovery, _ = _setup(store, hub, max_listed=2)
+    discovery.run()
+    for repo_id in IDS:
+        _change(hub, tmp_path, repo_id)
+    hub.reset_stats()
+    result = discovery.run()
+    assert sorted(result.woken) == IDS
+    assert result.covered == {f"hub-models:{hub.url}": False}
+
+
+def test_a_private_repo_is_checked_on_its_own_when_due(
+    store: SqlStore, hub: HubSimulator, tmp_path: Path
+) -> None:
+    hub.set_state(IDS[0], private=True)
+    _, discovery, _ = _setup(store, hub, interval_s=0.001)
+    discovery.run()
+    hub.reset_stats()
+    assert discovery.run().woken == []
+    assert hub.stats.count("resolve", "HEAD") == 1  # the private one; the others are listed
+    _change(hub, tmp_path, IDS[0])
+    assert discovery.run().woken == [IDS[0]]
+
+
+def test_a_failing_listing_falls_back_to_per_repo_checks(
+    store: SqlStore, hub: HubSimulator, tmp_path: Path
+) -> None:
+    class BrokenListing(HubSource):
+        # huggingface_hub retries a failing listing for half a minute; skip to its outcome
+        def recently_modified(self, limit: int) -> Iterator[Modified]:
+            raise SourceUnavailable("models/listing: the Hub answered 500")
+
+    _, discovery, _ = _setup(store, hub)
+    discovery.run()
+    _change(hub, tmp_path, IDS[4])
+    broken = {SourceKind.HUB: BrokenListing(hub.url, TOKEN)}
+    result = Discovery(store, broken, interval_s=3600, skew_s=0).run()
+    assert result.woken == [IDS[4]]
+    assert result.checked == len(IDS)
+
+
+def test_a_git_repo_is_checked_with_ls_remote(store: SqlStore, tmp_path: Path) -> None:
+    make_repo(tmp_path / "up", [CommitSpec({"config.json": b"{}"})])
+    source = GitSource(tmp_path / "mirrors")
+    tracker = Tracker(store, {SourceKind.GIT: source})
+    tracker.track(RepoRef("org/git", SourceKind.GIT, str(tmp_path / "up")))
+    discovery = Discovery(store, tracker.sources, interval_s=0.001)
+    assert discovery.run().woken == []
+    add_commits(tmp_path / "up", [_config(1)])
+    assert discovery.run().woken == ["org/git"]
+    worker = Worker(store, tracker, discovery, interval_s=0.001)
+    assert [len(r.new) for r in worker.drain()] == [1]

@@ -1,0 +1,166 @@
+"""The ScheduleStore contract on SQLite and PostgreSQL: wakes, leases, job leases, cursors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from hubwatch.errors import WorkerConflict
+from hubwatch.models import CommitSha, RepoRef, RepoStatus
+from hubwatch.store.sql import SqlStore
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _track(store: SqlStore, *ids: str) -> None:
+    for repo_id in ids:
+        store.add_repo(RepoRef(repo_id))
+
+
+def test_an_unscheduled_repo_is_due_and_not_woken(store: SqlStore) -> None:
+    _track(store, "org/a")
+    [entry] = store.schedule_entries()
+    assert entry.ref == RepoRef("org/a")
+    assert (entry.due_at, entry.woken, entry.listed, entry.failed) == (None, False, None, False)
+
+
+def test_woken_repos_are_claimed_oldest_wake_first_with_their_hints(store: SqlStore) -> None:
+    _track(store, "org/a", "org/b", "org/c")
+    hint = RepoStatus(CommitSha("a" * 40), "org/b", gated=True)
+    store.wake(["org/b"], T0, {"org/b": hint})
+    store.wake(["org/a"], T0 + timedelta(seconds=1))
+    claims = store.claim_repos("w1", T0 + timedelta(seconds=2), lease_s=60, limit=5)
+    assert [c.repo_id for c in claims] == ["org/b", "org/a"]
+    assert claims[0].hint == hint and claims[1].hint is None
+
+
+def test_a_leased_repo_is_not_claimed_again_until_its_lease_expires(store: SqlStore) -> None:
+    _track(store, "org/a")
+    store.wake(["org/a"], T0)
+    assert [c.repo_id for c in store.claim_repos("w1", T0, lease_s=60)] == ["org/a"]
+    assert store.claim_repos("w2", T0 + timedelta(seconds=30), lease_s=60) == []
+    # w1 died: after the lease runs out another worker takes the repo over
+    assert [c.repo_id for c in store.claim_repos("w2", T0 + timedelta(seconds=61), 60)] == ["org/a"]
+    assert not store.renew_lease("org/a", "w1", T0 + timedelta(seconds=200))
+    assert store.renew_lease("org/a", "w2", T0 + timedelta(seconds=200))
+
+
+def test_release_after_a_poll_clears_the_wake_and_sets_the_next_due(store: SqlStore) -> None:
+    _track(store, "org/a")
+    store.wake(["org/a"], T0)
+    store.claim_repos("w1", T0 + timedelta(seconds=1), lease_s=60)
+    store.release_repo("org/a", "w1", done=True, due_at=T0 + timedelta(hours=1))
+    [entry] = store.schedule_entries()
+    assert not entry.woken and entry.due_at == T0 + timedelta(hours=1)
+    assert store.claim_repos("w2", T0 + timedelta(seconds=2), lease_s=60) == []
+
+
+def test_a_wake_during_the_poll_survives_its_release(store: SqlStore) -> None:
+    _track(store, "org/a")
+    store.wake(["org/a"], T0)
+    store.claim_repos("w1", T0 + timedelta(seconds=1), lease_s=60)
+    store.wake(["org/a"], T0 + timedelta(seconds=5))  # a webhook while w1 polls
+    store.release_repo("org/a", "w1", done=True, due_at=T0 + timedelta(hours=1))
+    assert [c.repo_id for c in store.claim_repos("w2", T0 + timedelta(seconds=6), 60)] == ["org/a"]
+
+
+def test_release_without_finishing_keeps_the_wake(store: SqlStore) -> None:
+    _track(store, "org/a")
+    store.wake(["org/a"], T0)
+    store.claim_repos("w1", T0, lease_s=60)
+    store.release_repo("org/a", "w1", done=False, due_at=T0 + timedelta(hours=1))
+    assert [c.repo_id for c in store.claim_repos("w2", T0 + timedelta(seconds=1), 60)] == ["org/a"]
+
+
+def test_due_times_and_listing_flags_are_stored_per_repo(store: SqlStore) -> None:
+    _track(store, "org/a", "org/b")
+    store.set_due({"org/a": T0, "org/b": T0 + timedelta(minutes=5)})
+    store.set_listed(["org/b"], True)
+    a, b = store.schedule_entries()
+    assert (a.due_at, a.listed) == (T0, None)
+    assert (b.due_at, b.listed) == (T0 + timedelta(minutes=5), True)
+    assert store.wake(["org/a", "org/unknown"], T0) == 1
+
+
+def test_a_job_runs_on_one_worker_until_it_is_due_again(store: SqlStore) -> None:
+    assert store.claim_job("discovery", "w1", T0, lease_s=60)
+    assert not store.claim_job("discovery", "w2", T0, lease_s=60)
+    store.finish_job("discovery", "w1", T0 + timedelta(minutes=10))
+    assert not store.claim_job("discovery", "w2", T0 + timedelta(minutes=5), lease_s=60)
+    assert store.claim_job("discovery", "w2", T0 + timedelta(minutes=10), lease_s=60)
+    # w2 dies mid-run: the job is free again once its lease expires
+    assert store.claim_job("discovery", "w3", T0 + timedelta(minutes=12), lease_s=60)
+
+
+def test_cursors_are_stored_by_name(store: SqlStore) -> None:
+    assert store.cursor("hub-models:x") is None
+    store.set_cursor("hub-models:x", T0)
+    store.set_cursor("hub-models:x", T0 + timedelta(seconds=1))
+    assert store.cursor("hub-models:x") == T0 + timedelta(seconds=1)
+    assert store.cursor("hub-models:y") is None
+
+
+def test_removing_a_repo_removes_its_schedule(store: SqlStore) -> None:
+    _track(store, "org/a")
+    store.wake(["org/a"], T0)
+    store.remove_repo("org/a")
+    assert store.claim_repos("w1", T0, lease_s=60) == []
+
+
+def test_a_second_worker_on_sqlite_is_refused_with_a_clear_error(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'hubwatch.db'}"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
+                import sys, time
+                from hubwatch.store.sql import SqlStore
+                store = SqlStore({url!r}); store.start()
+                with store.worker_slot("first"):
+                    print("held", flush=True)
+                    sys.stdin.read()
+            """),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        store = SqlStore(url)
+        store.start()
+        with pytest.raises(WorkerConflict, match="SQLite serves one worker process"):
+            with store.worker_slot("second"):
+                pass
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=30)
+        assert holder.stdout is not None
+        holder.stdout.close()
+    with store.worker_slot("second"):  # the first one exited: the slot is free
+        pass
+    store.close()
+
+
+@pytest.mark.postgres
+def test_postgres_workers_claim_disjoint_repos(pg_url: str) -> None:
+    stores = [SqlStore(pg_url) for _ in range(3)]
+    for store in stores:
+        store.start()
+    _track(stores[0], *(f"org/m{i}" for i in range(30)))
+    stores[0].wake([f"org/m{i}" for i in range(30)], T0)
+    claimed = [
+        c.repo_id for n, store in enumerate(stores) for c in store.claim_repos(f"w{n}", T0, 60, 10)
+    ]
+    assert sorted(claimed) == sorted(f"org/m{i}" for i in range(30))
+    for store in stores:
+        with store.worker_slot("any"):  # PostgreSQL: no single-worker slot
+            pass
+        store.close()

@@ -1,0 +1,104 @@
+"""The Worker: graceful stop releases the rest of a repo, metrics count polls, one SQLite worker."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx2
+from prometheus_client import REGISTRY
+
+from hubwatch.models import CommitInfo, RepoRef, SourceKind
+from hubwatch.store.sql import SqlStore
+from hubwatch.tracker.discovery import Discovery
+from hubwatch.tracker.git import GitSource
+from hubwatch.tracker.poll import Tracker
+from hubwatch.tracker.work import Worker
+from tests.support.gitrepo import CommitSpec, make_repo
+
+
+def _worker(store: SqlStore, tmp_path: Path, commits: int) -> Worker:
+    specs = [CommitSpec({"config.json": f'{{"step": {i}}}'.encode()}) for i in range(commits)]
+    make_repo(tmp_path / "up", specs)
+    store.add_repo(RepoRef("org/git", SourceKind.GIT, str(tmp_path / "up")))
+    tracker = Tracker(store, {SourceKind.GIT: GitSource(tmp_path / "mirrors")})
+    discovery = Discovery(store, tracker.sources, interval_s=60)
+    return Worker(store, tracker, discovery, interval_s=60, owner="w1")
+
+
+def test_stopping_mid_backfill_keeps_what_is_stored_and_releases_the_rest(
+    store: SqlStore, tmp_path: Path
+) -> None:
+    worker = _worker(store, tmp_path, commits=4)
+    stored: list[str] = []
+
+    class StopAfterTwo(Tracker):
+        def poll(self, repo_id, progress=None, hint=None):  # type: ignore[no-untyped-def]
+            def on_revision(done: int, total: int, commit: CommitInfo) -> None:
+                stored.append(commit.sha)
+                if done == 2:
+                    worker.stopping.set()  # SIGTERM arrives while the third is being read
+                assert progress is not None
+                progress(done, total, commit)
+
+            return super().poll(repo_id, on_revision, hint)
+
+    worker._tracker = StopAfterTwo(store, worker._tracker.sources)
+    assert worker.tick().polls == []  # released, not finished
+    assert len(store.history("org/git")) == 2
+    # another worker (or this one, restarted) takes the repo up where it stopped
+    worker.stopping.clear()
+    again = Worker(store, Tracker(store, worker._tracker.sources), worker._discovery, interval_s=60)
+    [result] = again.drain()
+    assert len(result.new) == 2 and len(store.history("org/git")) == 4
+
+
+def test_polls_and_revisions_are_counted_in_the_metrics(store: SqlStore, tmp_path: Path) -> None:
+    before = REGISTRY.get_sample_value("hubwatch_revisions_total") or 0.0
+    polls_before = REGISTRY.get_sample_value("hubwatch_polls_total", {"outcome": "new"}) or 0.0
+    worker = _worker(store, tmp_path, commits=3)
+    [result] = worker.tick().polls
+    assert len(result.new) == 3
+    assert REGISTRY.get_sample_value("hubwatch_revisions_total") == before + 3
+    assert REGISTRY.get_sample_value("hubwatch_polls_total", {"outcome": "new"}) == polls_before + 1
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_a_second_worker_on_sqlite_exits_with_a_clear_error(tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "HUBWATCH_DATA_DIR": str(tmp_path / "data"),
+        "HUBWATCH_ADVISORY_SERVICE": "off",
+        "HUBWATCH_LOG_JSON": "true",
+    }
+    env.pop("HUBWATCH_DATABASE_URL", None)
+    command = [sys.executable, "-m", "hubwatch", "worker"]
+    port = _free_port()
+    first = subprocess.Popen(
+        [*command, "--metrics-port", str(port)], env=env, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert first.stderr is not None
+        deadline = time.monotonic() + 60
+        while "daemon_started" not in first.stderr.readline():
+            assert time.monotonic() < deadline and first.poll() is None
+        metrics = httpx2.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
+        assert "hubwatch_polls_total" in metrics and "hubwatch_detection_lag_seconds" in metrics
+        second = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+        assert second.returncode == 1
+        assert "SQLite serves one worker process" in second.stderr
+    finally:
+        first.terminate()
+        first.wait(timeout=60)
+        assert first.stderr is not None
+        first.stderr.close()
+    assert first.returncode == 0  # SIGTERM is a graceful stop

@@ -1,0 +1,170 @@
+"""Four `hubwatch worker` processes on PostgreSQL, 200 repos, commits arriving, workers SIGKILLed.
+
+Every upstream revision must end up recorded exactly once: one row per (repo, sha), and one
+`revision_detected` line per (repo, sha) across every worker's log, killed ones included.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+import pytest
+import sqlalchemy
+
+from hubwatch.models import RepoRef, SourceKind
+from hubwatch.store.sql import SqlStore
+from tests.support.gitrepo import CommitSpec, add_commits, git, make_repo
+
+pytestmark = [pytest.mark.slow, pytest.mark.postgres]
+
+UPSTREAMS = 20
+REPOS_PER_UPSTREAM = 10
+WORKERS = 4
+
+
+class Fleet:
+    """Worker processes, each with its own data dir (git mirrors) and log file."""
+
+    def __init__(self, tmp: Path, env: dict[str, str]) -> None:
+        self.tmp, self.env = tmp, env
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.logs: list[Path] = []
+        self._files: list[IO[bytes]] = []
+
+    def start(self) -> subprocess.Popen[bytes]:
+        n = len(self.logs)
+        log = self.tmp / f"worker-{n}.log"
+        out = log.open("wb")
+        env = {**self.env, "HUBWATCH_DATA_DIR": str(self.tmp / f"data-{n}")}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "hubwatch", "worker", "--id", f"w{n}"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=out,
+        )
+        self.procs.append(proc)
+        self.logs.append(log)
+        self._files.append(out)
+        return proc
+
+    def alive(self) -> list[subprocess.Popen[bytes]]:
+        return [p for p in self.procs if p.poll() is None]
+
+    def lines(self) -> Iterator[dict[str, object]]:
+        for log in self.logs:
+            for raw in log.read_text(errors="replace").splitlines():
+                if raw.startswith("{"):
+                    yield json.loads(raw)
+
+    def close(self) -> None:
+        for proc in self.alive():
+            proc.kill()
+            proc.wait(timeout=30)
+        for out in self._files:
+            out.close()
+
+
+def _upstream_shas(path: Path) -> set[str]:
+    return set(git(path, "rev-list", "main").split())
+
+
+def _stored(pg_url: str) -> dict[str, list[str]]:
+    engine = sqlalchemy.create_engine(pg_url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(
+                sqlalchemy.text(
+                    "SELECT repo.repo_id, revision.sha FROM revision "
+                    "JOIN repo ON repo.id = revision.repo_pk"
+                )
+            ).all()
+    finally:
+        engine.dispose()
+    stored: dict[str, list[str]] = {}
+    for repo_id, sha in rows:
+        stored.setdefault(repo_id, []).append(sha)
+    return stored
+
+
+def test_four_workers_killed_at_random_record_every_revision_once(
+    tmp_path: Path, pg_url: str
+) -> None:
+    rng = random.Random(7)
+    upstreams = [tmp_path / f"up-{u}" for u in range(UPSTREAMS)]
+    for u, path in enumerate(upstreams):
+        make_repo(path, [CommitSpec({"config.json": f'{{"u": {u}}}'.encode()})])
+    repos = {
+        f"org/m{u}-{k}": upstreams[u] for u in range(UPSTREAMS) for k in range(REPOS_PER_UPSTREAM)
+    }
+    store = SqlStore(pg_url)
+    store.start()
+    for repo_id, path in repos.items():
+        store.add_repo(RepoRef(repo_id, SourceKind.GIT, str(path)))
+    store.close()
+
+    env = {
+        **os.environ,
+        "HUBWATCH_DATABASE_URL": pg_url,
+        "HUBWATCH_POLL_INTERVAL_S": "1",
+        "HUBWATCH_WORK_TICK_S": "0.2",
+        "HUBWATCH_LEASE_S": "3",
+        "HUBWATCH_ADVISORY_SERVICE": "off",
+        "HUBWATCH_LOG_JSON": "true",
+    }
+    fleet = Fleet(tmp_path, env)
+    try:
+        for _ in range(WORKERS):
+            fleet.start()
+        kills = 0
+        for step in range(16):  # ~16 s of churn: a commit a second, a kill every other second
+            time.sleep(1.0)
+            path = rng.choice(upstreams)
+            spec = CommitSpec({"config.json": f'{{"step": {step}, "r": {rng.random()}}}'.encode()})
+            add_commits(path, [spec])
+            if step % 2 == 1:
+                victim = rng.choice(fleet.alive())
+                victim.send_signal(signal.SIGKILL)  # mid-poll, mid-transaction, mid-clone
+                victim.wait(timeout=30)
+                kills += 1
+                fleet.start()
+        expected = {repo_id: _upstream_shas(path) for repo_id, path in repos.items()}
+        deadline = time.monotonic() + 180
+        while True:
+            stored = _stored(pg_url)
+            if all(set(stored.get(r, [])) == shas for r, shas in expected.items()):
+                break
+            assert time.monotonic() < deadline, {
+                r: (len(stored.get(r, [])), len(shas))
+                for r, shas in expected.items()
+                if set(stored.get(r, [])) != shas
+            }
+            time.sleep(1.0)
+        # graceful stop of the survivors
+        survivors = fleet.alive()
+        for proc in survivors:
+            proc.send_signal(signal.SIGTERM)
+        assert [proc.wait(timeout=60) for proc in survivors] == [0] * len(survivors)
+    finally:
+        fleet.close()
+
+    assert kills == 8
+    stored = _stored(pg_url)
+    for repo_id, shas in expected.items():
+        assert sorted(stored[repo_id]) == sorted(shas), repo_id  # no sha twice, none missing
+    detected = Counter(
+        (line.get("repo"), line.get("sha"))
+        for line in fleet.lines()
+        if line.get("event") == "revision_detected"
+    )
+    assert detected and max(detected.values()) == 1, detected.most_common(3)
+    assert sum(len(s) for s in expected.values()) > len(repos)  # new commits did arrive
