@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import signal
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import FrameType
 
@@ -14,9 +16,22 @@ from hubwatch.tracker.poll import Tracker
 log = structlog.get_logger(__name__)
 
 
-def run_forever(tracker: Tracker, interval_s: float) -> None:
+@dataclass(frozen=True, slots=True)
+class ExtraJob:
+    """Another periodic job run beside the poll (webhook delivery)."""
+
+    id: str
+    run: Callable[[], None]
+    interval_s: float
+
+
+def run_forever(tracker: Tracker, interval_s: float, extra_jobs: Sequence[ExtraJob] = ()) -> None:
     """Poll all repos now and then every `interval_s` seconds until SIGINT or SIGTERM."""
     scheduler = BlockingScheduler(timezone=UTC)
+    for job in extra_jobs:
+        scheduler.add_job(
+            job.run, "interval", seconds=job.interval_s, max_instances=1, coalesce=True, id=job.id
+        )
 
     def poll_cycle() -> None:
         results = tracker.poll_all()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from hubwatch.cli import changes, estimate, osv, tracking  # noqa: F401 - register their commands
+from hubwatch.cli import changes, estimate, osv, serve, tracking  # noqa: F401 - register their commands
 from hubwatch.cli.base import (
     EXIT_AUTH,
     EXIT_ERROR,

@@ -64,8 +64,12 @@ class WebhookNotifier:
     def __init__(self, store: Store) -> None:
         self._store = store
 
-    def after_revision(self, repo_id: str, sha: CommitSha) -> int:
-        """Tracker hook: enqueue the new revision's changes for every matching subscription."""
+    def after_revision(self, repo_id: str, sha: CommitSha) -> None:
+        """The tracker's hook: enqueue the new revision's changes (failures are logged)."""
+        self.enqueue_revision(repo_id, sha)
+
+    def enqueue_revision(self, repo_id: str, sha: CommitSha) -> int:
+        """Enqueue one stored revision's changes for every subscription that wants them."""
         subscriptions = [
             s for s in self._store.subscriptions(enabled_only=True) if s.covers(repo_id)
         ]

@@ -58,6 +58,8 @@ def badge(
 ) -> Badge:
     """The badge; every failure becomes an error badge, never an exception."""
     now = now or datetime.now(UTC)
+    if kind not in get_args(BadgeKind):
+        return error_badge("hubwatch", "unknown badge")
     try:
         validate_repo_id(repo_id)
         return _badge(store, repo_id, kind, pinned, now)
@@ -146,6 +148,4 @@ def get_badge(
 ) -> Badge:
     """A shields.io endpoint badge: latest, changes (?pinned=), advisories, params, memory,
     breaking. Use with https://img.shields.io/endpoint?url=…"""
-    if kind not in get_args(BadgeKind):
-        return error_badge("hubwatch", "unknown badge")
     return badge(store, f"{org}/{name}", kind, pinned)
