@@ -131,9 +131,10 @@ class SqlNotifyStore(NotifyStore):
                         next_attempt_at=now,
                     )
                     .on_conflict_do_nothing(index_elements=["subscription_pk", "event_key"])
+                    .returning(col(OutboxRow.id))
                 )
-                result = session.exec(statement)
-                added += max(result.rowcount, 0)
+                # NOTE: rowcount is not reliable for ON CONFLICT inserts across drivers.
+                added += len(session.exec(statement).all())
             session.commit()
         return added
 
