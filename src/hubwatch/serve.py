@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -12,6 +13,7 @@ import uvicorn
 
 from hubwatch.api import create_app
 from hubwatch.daemon import ExtraJob, run_forever
+from hubwatch.errors import HubwatchError
 from hubwatch.notify.delivery import RetryPolicy, UrlPolicy, WebhookDeliverer
 from hubwatch.notify.urls import parse_networks
 from hubwatch.runtime import Runtime
@@ -38,6 +40,10 @@ def api_server(rt: Runtime, host: str, port: int) -> Iterator[uvicorn.Server]:
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_config=None))
     thread = threading.Thread(target=server.run, name="api", daemon=True)
     thread.start()
+    while not server.started:  # bound and listening, or failed (port taken…)
+        if not thread.is_alive():
+            raise HubwatchError(f"the API could not listen on {host}:{port}")
+        time.sleep(0.02)
     try:
         yield server
     finally:
