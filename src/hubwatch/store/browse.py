@@ -48,15 +48,11 @@ class BrowseStore(ABC):
         """One revision with all its recorded changes (maybe none)."""
 
     @abstractmethod
-    def count_changes(
-        self,
-        repo_id: str,
-        *,
-        after: CommitSha | None = None,
-        since: datetime | None = None,
-        min_severity: Severity | None = None,
-    ) -> int:
-        """How many changes the repo recorded after revision `after` / since a commit date."""
+    def change_counts(
+        self, repo_id: str, *, after: CommitSha | None = None, since: datetime | None = None
+    ) -> dict[Severity, int]:
+        """How many changes of each severity the repo recorded after revision `after` (exact
+        sha; UnknownRevision if not stored) and in revisions committed since `since`."""
 
     @abstractmethod
     def recent_changes(

@@ -78,21 +78,17 @@ class SqlBrowseStore(BrowseStore):
                 tuple(_change(row) for row in rows),
             )
 
-    def count_changes(
-        self,
-        repo_id: str,
-        *,
-        after: CommitSha | None = None,
-        since: datetime | None = None,
-        min_severity: Severity | None = None,
-    ) -> int:
+    def change_counts(
+        self, repo_id: str, *, after: CommitSha | None = None, since: datetime | None = None
+    ) -> dict[Severity, int]:
         with self._session() as session:
             repo = self._repo_row(session, repo_id)
             query = (
-                select(func.count())
+                select(ChangeRow.severity, func.count())
                 .select_from(ChangeRow)
                 .join(RevisionRow, col(RevisionRow.id) == col(ChangeRow.revision_pk))
                 .where(RevisionRow.repo_pk == repo.id)
+                .group_by(col(ChangeRow.severity))
             )
             if after is not None:
                 pinned = session.exec(
@@ -105,9 +101,10 @@ class SqlBrowseStore(BrowseStore):
                 query = query.where(col(RevisionRow.id) > pinned)
             if since is not None:
                 query = query.where(col(RevisionRow.committed_at) >= since)
-            if min_severity is not None:
-                query = query.where(col(ChangeRow.rank) >= min_severity.rank)
-            return int(session.exec(query).one())
+            counts = dict.fromkeys(Severity, 0)
+            for severity, count in session.exec(query).all():
+                counts[Severity(severity)] = int(count)
+            return counts
 
     def recent_changes(
         self, *, repo_id: str | None = None, org: str | None = None, limit: int = 50

@@ -252,3 +252,11 @@ class NotifyCursorRow(SQLModel, table=True):
 
     name: str = Field(primary_key=True, max_length=64)
     position: int
+
+
+# Badges count a repo's changes over its last 30 days of commits (bench/api_load.py).
+Index(
+    "ix_revision_repo_committed",
+    RevisionRow.__table__.c.repo_pk,  # type: ignore[attr-defined]
+    RevisionRow.__table__.c.committed_at,  # type: ignore[attr-defined]
+)

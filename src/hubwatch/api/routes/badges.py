@@ -77,9 +77,7 @@ def badge(
 def _badge(store: Store, repo_id: str, kind: str, pinned: str | None, now: datetime) -> Badge:
     latest = store.latest_revision(repo_id)
     if kind == "breaking":
-        count = store.count_changes(
-            repo_id, since=now - timedelta(days=30), min_severity=Severity.BREAKING
-        )
+        count = store.change_counts(repo_id, since=now - timedelta(days=30))[Severity.BREAKING]
         return Badge(
             label="breaking changes (30d)",
             message=str(count),
@@ -88,9 +86,12 @@ def _badge(store: Store, repo_id: str, kind: str, pinned: str | None, now: datet
     if kind == "changes":
         if not pinned:
             return error_badge("changes", "pass ?pinned=SHA")
-        sha = store.revision(repo_id, pinned).sha
-        count = store.count_changes(repo_id, after=sha)
-        breaking = store.count_changes(repo_id, after=sha, min_severity=Severity.BREAKING)
+        pinned = pinned.strip().lower()
+        full = len(pinned) == 40 and all(c in "0123456789abcdef" for c in pinned)
+        # A full sha is looked up exactly by the counts; an abbreviated one needs a prefix search.
+        sha = CommitSha(pinned) if full else store.revision(repo_id, pinned).sha
+        counts = store.change_counts(repo_id, after=sha)
+        count, breaking = sum(counts.values()), counts[Severity.BREAKING]
         return Badge(
             label=f"changes since {sha[:7]}",
             message=str(count),

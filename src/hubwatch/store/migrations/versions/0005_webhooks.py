@@ -1,4 +1,4 @@
-"""webhooks: subscriptions, the outbox, the delivery log, notifier cursors
+"""webhooks: subscriptions, the outbox, the delivery log, notifier cursors; a badge index
 
 Revision ID: 0005
 Revises: 0004
@@ -65,6 +65,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id"),
     )
     op.create_index("ix_webhook_delivery_outbox_pk", "webhook_delivery", ["outbox_pk"])
+    op.create_index("ix_revision_repo_committed", "revision", ["repo_pk", "committed_at"])
     op.create_table(
         "notify_cursor",
         sa.Column("name", sa.String(length=64), nullable=False),
@@ -75,6 +76,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table("notify_cursor")
+    op.drop_index("ix_revision_repo_committed", table_name="revision")
     op.drop_index("ix_webhook_delivery_outbox_pk", table_name="webhook_delivery")
     op.drop_table("webhook_delivery")
     op.drop_index("ix_webhook_outbox_due", table_name="webhook_outbox")
