@@ -24,7 +24,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx2
-from sqlalchemy import insert
+from sqlalchemy import insert, select
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -51,7 +51,7 @@ def fill(url: str, revisions: int) -> None:
     store.add_repo(RepoRef(REPO, SourceKind.HUB))
     now = datetime.now(UTC)
     with store._session() as session:  # bench only: bulk SQL, not the Store interface
-        repo_pk = session.query(RepoRow.id).filter(RepoRow.repo_id == REPO).scalar()
+        repo_pk = session.execute(select(RepoRow.id).where(RepoRow.repo_id == REPO)).scalar()
         batch = 10_000
         for start in range(0, revisions, batch):
             rows = [
@@ -71,9 +71,10 @@ def fill(url: str, revisions: int) -> None:
                 for n in range(start, min(start + batch, revisions))
             ]
             session.execute(insert(RevisionRow), rows)
-        ids = dict(
-            session.query(RevisionRow.sha, RevisionRow.id).filter(RevisionRow.repo_pk == repo_pk)
+        found = session.execute(
+            select(RevisionRow.sha, RevisionRow.id).where(RevisionRow.repo_pk == repo_pk)
         )
+        ids = {row[0]: row[1] for row in found.all()}
         changes = []
         for n in range(0, revisions, 10):
             severity = Severity.BREAKING if n % 100 == 0 else Severity.INFO
@@ -138,7 +139,8 @@ def main() -> None:
         started = time.perf_counter()
         fill(url, args.revisions)
         print(
-            f"stored {args.revisions:,} revisions in {time.perf_counter() - started:.1f}s ({url.split(':')[0]})"
+            f"stored {args.revisions:,} revisions in {time.perf_counter() - started:.1f}s "
+            f"({url.split(':')[0]})"
         )
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
@@ -176,7 +178,8 @@ def main() -> None:
             server.wait(timeout=30)
     baseline = results[0][1]
     print(
-        f"{args.revisions:,} revisions, {args.requests} requests per endpoint, {args.clients} clients"
+        f"{args.revisions:,} revisions, {args.requests} requests per endpoint, "
+        f"{args.clients} clients"
     )
     print(f"{'endpoint':<36}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'req/s / base':>14}")
     for name, rps, p50, p99 in results:
