@@ -68,7 +68,7 @@ class Daemon:
         assert self.proc.stderr is not None
         for raw in self.proc.stderr:
             if raw.startswith("{"):
-                self.lines.append(json.loads(raw))  # noqa: PERF401 - seen as they come
+                self.lines.append(json.loads(raw))
 
     def count(self, event: str) -> int:
         return sum(1 for line in self.lines if line.get("event") == event)
