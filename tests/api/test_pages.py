@@ -106,9 +106,9 @@ def served(tmp_path: Path) -> Iterator[tuple[str, list[CommitSha]]]:
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
 def test_pages_render_in_headless_chromium(
-    served: tuple[str, list[CommitSha]], tmp_path: Path
+    served: tuple[str, list[CommitSha]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+    monkeypatch.setenv("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")  # never fetch a browser
     from playwright.sync_api import sync_playwright
 
     base, shas = served
