@@ -72,3 +72,16 @@ def test_subscriptions_need_the_token(api: InProcess) -> None:
     anonymous = InProcess(api.app)
     assert anonymous.post("/api/v1/subscriptions", json={"url": "https://x.y/"}).status_code == 401
     assert anonymous.get("/api/v1/subscriptions").status_code == 401
+
+
+def test_a_disabled_subscription_can_be_enabled_again(api: InProcess, store: SqlStore) -> None:
+    sub = api.post("/api/v1/subscriptions", json={"url": "http://127.0.0.1:9/h"}).json()
+    store.disable_subscription(sub["id"], "undelivered for three days")
+    disabled = api.get(f"/api/v1/subscriptions/{sub['id']}").json()
+    assert (disabled["enabled"], disabled["disabled_reason"]) == (
+        False,
+        "undelivered for three days",
+    )
+    enabled = api.post(f"/api/v1/subscriptions/{sub['id']}/enable")
+    assert enabled.status_code == 200
+    assert (enabled.json()["enabled"], enabled.json()["disabled_reason"]) == (True, None)

@@ -125,6 +125,10 @@ class NotifyStore(ABC):
         """Stop delivering to a subscription (its pending messages stay, marked failed)."""
 
     @abstractmethod
+    def enable_subscription(self, subscription_id: int) -> Subscription:
+        """Deliver to a disabled subscription again (new messages only); UnknownSubscription."""
+
+    @abstractmethod
     def enqueue(self, messages: Sequence[OutboxMessage], *, now: datetime) -> int:
         """Add messages due `now`; one already enqueued for the same event is skipped.
 

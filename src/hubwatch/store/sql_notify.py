@@ -110,6 +110,16 @@ class SqlNotifyStore(NotifyStore):
             )
             session.commit()
 
+    def enable_subscription(self, subscription_id: int) -> Subscription:
+        with self._session() as session:
+            row = session.get(SubscriptionRow, subscription_id)
+            if row is None:
+                raise UnknownSubscription(f"no subscription {subscription_id}")
+            row.enabled, row.disabled_reason = True, None
+            session.add(row)
+            session.commit()
+            return _subscription(row)
+
     def enqueue(self, messages: Sequence[OutboxMessage], *, now: datetime) -> int:
         if not messages:
             return 0

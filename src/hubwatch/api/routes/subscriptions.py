@@ -65,6 +65,12 @@ def unsubscribe(subscription_id: SubscriptionId, store: StoreDep) -> Response:
     return Response(status_code=204)
 
 
+@router.post("/subscriptions/{subscription_id}/enable")
+def enable(subscription_id: SubscriptionId, store: StoreDep) -> SubscriptionPublic:
+    """Deliver to a subscription disabled after persistent failure again (new messages only)."""
+    return SubscriptionPublic.model_validate(store.enable_subscription(subscription_id))
+
+
 @router.get("/subscriptions/{subscription_id}/deliveries")
 def deliveries(subscription_id: SubscriptionId, store: StoreDep) -> list[DeliveryPublic]:
     """The delivery log, newest attempt first."""
