@@ -1,16 +1,18 @@
-"""The README's run command on the Hub simulator: track, then the poll daemon until SIGTERM."""
+"""The README's run command on the Hub simulator: track, then `hubwatch serve` until SIGTERM."""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
+import httpx2
 import pytest
 
 from hubwatch.store.sql import SqlStore
@@ -35,6 +37,9 @@ def test_readme_run_command_tracks_then_polls_until_sigterm(tmp_path: Path) -> N
     repo_id = after_install.split("hubwatch track ", 1)[1].split()[0]
     assert repo_id in README
 
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
     upstream = tmp_path / "up"
     make_repo(upstream, [CommitSpec({"config.json": b'{"model_type": "qwen3"}'})])
     with HubSimulator() as hub:
@@ -45,6 +50,7 @@ def test_readme_run_command_tracks_then_polls_until_sigterm(tmp_path: Path) -> N
             "HUBWATCH_DATA_DIR": str(tmp_path / "data"),
             "HUBWATCH_POLL_INTERVAL_S": "0.5",
             "HUBWATCH_LOG_JSON": "true",
+            "HUBWATCH_API_PORT": str(port),
             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
         }
         env.pop("HF_TOKEN", None)
@@ -70,6 +76,10 @@ def test_readme_run_command_tracks_then_polls_until_sigterm(tmp_path: Path) -> N
             _wait_for(lines, "poll_cycle_finished", 1, timeout=60)
             add_commits(upstream, [CommitSpec({"config.json": b'{"model_type": "qwen3", "x": 1}'})])
             _wait_for(lines, "revision_detected", 2, timeout=30)
+            # The same process serves the API over what it polled.
+            _wait_for(lines, "api_started", 1, timeout=30)
+            repos = httpx2.get(f"http://127.0.0.1:{port}/api/v1/repos", timeout=10).json()
+            assert [(r["repo_id"], r["revisions"]) for r in repos] == [(repo_id, 2)]
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait(timeout=30)
         finally:

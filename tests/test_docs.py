@@ -39,5 +39,5 @@ def test_every_setting_is_documented() -> None:
 def test_readme_has_exactly_two_setup_commands() -> None:
     run, test = block_after("run-command"), block_after("test-command")
     assert run.count("\n") == 1 and test.count("\n") == 1
-    assert "hubwatch poll" in run and "pytest" in test
+    assert "hubwatch serve" in run and "pytest" in test
     assert README.count("```sh\npython3 -m venv") == 2

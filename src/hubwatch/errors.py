@@ -16,6 +16,8 @@ HubwatchError
 │   ├── SourceUnavailable    5xx, timeouts, dropped connections: worth retrying
 │   ├── ContentUnavailable   bytes not readable here (an LFS pointer in a git mirror)
 │   └── ContentTooLarge      a file or header over its size cap
+├── UnknownSubscription      a webhook subscription id the store does not know
+├── WebhookUrlRefused        a webhook URL that is not https or points into a private network
 ├── StoreError               the database refused something
 │   └── WorkerConflict       a second worker on a store that allows one (SQLite)
 └── AdvisoryServiceError     anything an AdvisoryService raises
@@ -112,6 +114,14 @@ class ContentUnavailable(SourceError):
 
 class ContentTooLarge(SourceError):
     """A file or header is larger than its configured cap."""
+
+
+class UnknownSubscription(HubwatchError):
+    """No webhook subscription has this id."""
+
+
+class WebhookUrlRefused(HubwatchError):
+    """A webhook URL we will not send to (scheme, or a host in a refused network)."""
 
 
 class StoreError(HubwatchError):

@@ -11,6 +11,7 @@ from hubwatch.advisories.offline import OfflineOsvService
 from hubwatch.advisories.osv import OsvService
 from hubwatch.advisories.service import AdvisoryService
 from hubwatch.models import SourceKind
+from hubwatch.notify.outbox import WebhookNotifier
 from hubwatch.settings import Settings
 from hubwatch.store.base import Store
 from hubwatch.store.sql import SqlStore
@@ -32,6 +33,8 @@ class Runtime:
     sources: dict[SourceKind, RevisionSource]
     attacher: AdvisoryAttacher | None = None
     """Attaches advisories to revisions; None with HUBWATCH_ADVISORY_SERVICE=off."""
+    notifier: WebhookNotifier | None = None
+    """Enqueues webhook messages for each new revision (after advisories are attached)."""
 
 
 def open_store(settings: Settings) -> Store:
@@ -68,15 +71,16 @@ def runtime(settings: Settings) -> Iterator[Runtime]:
     }
     service = advisory_service(settings)
     attacher = AdvisoryAttacher(store, service) if service else None
+    notifier = WebhookNotifier(store)
     tracker = Tracker(
         store,
         sources,
         Limits(settings.max_file_bytes, settings.max_header_bytes),
         RetryPolicy(attempts=settings.retries, max_wait_s=settings.retry_max_wait_s),
-        after_revision=[attacher.after_revision] if attacher else [],
+        after_revision=[*([attacher.after_revision] if attacher else []), notifier.after_revision],
     )
     try:
-        yield Runtime(settings, store, tracker, sources, attacher)
+        yield Runtime(settings, store, tracker, sources, attacher, notifier)
     finally:
         if service:
             service.close()

@@ -71,6 +71,26 @@ class Settings(BaseSettings):
     """How often workers refresh the advisory data and re-check every revision; 0: never."""
     hub_webhook_secret: SecretStr | None = None
     """The secret Hub webhooks must send in X-Webhook-Secret; unset: POST /hooks/hub refuses all."""
+    api_host: str = "127.0.0.1"
+    """Address `hubwatch serve` listens on."""
+    api_port: int = Field(default=8080, ge=0, le=65535)
+    """Port `hubwatch serve` listens on."""
+    api_token: SecretStr | None = None
+    """Bearer token for writes (track, untrack, subscribe); without one, writes are refused."""
+    api_public_reads: bool = True
+    """Whether reads (API, pages, feeds, badges) need no token; false: they need the token too."""
+    webhook_allow_http: bool = False
+    """Accept `http://` webhook URLs (default: https only)."""
+    webhook_allowed_networks: list[str] = Field(default_factory=list)
+    """CIDRs webhook hosts may resolve into although private, loopback or link-local (JSON list)."""
+    webhook_timeout_s: float = Field(default=10.0, gt=0)
+    """Timeout of one webhook delivery attempt."""
+    webhook_interval_s: float = Field(default=5.0, gt=0)
+    """Seconds between two runs of the webhook delivery job in `hubwatch serve`."""
+    webhook_retry_base_s: float = Field(default=30.0, gt=0)
+    """First retry delay; each later one doubles, up to 8 hours."""
+    webhook_retry_window_s: float = Field(default=3 * 24 * 3600.0, gt=0)
+    """How long a message is retried before it is given up and its subscription disabled."""
     log_level: str = "INFO"
     """DEBUG, INFO, WARNING or ERROR."""
     log_json: bool = False

@@ -1,1 +1,5 @@
-"""The HTTP API (FastAPI): routers, built into an app by `create_app`."""
+"""The HTTP API, badges, feeds and pages (FastAPI); `create_app(store, settings)` builds it."""
+
+from hubwatch.api.app import create_app
+
+__all__ = ["create_app"]

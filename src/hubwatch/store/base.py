@@ -19,8 +19,10 @@ from hubwatch.models import (
     StoredRevision,
 )
 from hubwatch.store.advisories import AdvisoryStore
+from hubwatch.store.browse import BrowseStore
 from hubwatch.store.changes import ChangeStore
 from hubwatch.store.estimates import EstimateStore
+from hubwatch.store.notify import NotifyStore
 from hubwatch.store.scheduling import ScheduleStore
 
 
@@ -63,7 +65,9 @@ class KnownContent(ABC):
         """Stored bytes by their sha256."""
 
 
-class Store(KnownContent, ChangeStore, AdvisoryStore, EstimateStore, ScheduleStore):
+class Store(
+    KnownContent, ChangeStore, AdvisoryStore, EstimateStore, ScheduleStore, NotifyStore, BrowseStore
+):
     """Tracked repos, their revisions, file lists, contents and events.
 
     Lifecycle: `start()` (runs migrations) before use, `close()` after. Each `add_revision`

@@ -31,8 +31,10 @@ from hubwatch.models import (
 from hubwatch.store.base import RepoState, Store, TrackedRepo
 from hubwatch.store.migrate import upgrade
 from hubwatch.store.sql_advisories import SqlAdvisoryStore
+from hubwatch.store.sql_browse import SqlBrowseStore
 from hubwatch.store.sql_changes import SqlChangeStore
 from hubwatch.store.sql_estimates import SqlEstimates
+from hubwatch.store.sql_notify import SqlNotifyStore
 from hubwatch.store.sql_scheduling import SqlSchedules
 from hubwatch.store.tables import BlobRow, EventRow, FileRow, RepoRow, RevisionRow
 
@@ -62,7 +64,15 @@ def make_engine(url: str) -> Engine:
     return create_engine(url, pool_pre_ping=True)
 
 
-class SqlStore(SqlChangeStore, SqlAdvisoryStore, SqlEstimates, SqlSchedules, Store):
+class SqlStore(
+    SqlChangeStore,
+    SqlAdvisoryStore,
+    SqlEstimates,
+    SqlSchedules,
+    SqlNotifyStore,
+    SqlBrowseStore,
+    Store,
+):
     """Store on SQLite or PostgreSQL; the URL decides."""
 
     def __init__(self, url: str) -> None:

@@ -231,3 +231,77 @@ class CursorRow(SQLModel, table=True):
 
     name: str = Field(primary_key=True, max_length=300)
     value: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
+
+
+class SubscriptionRow(SQLModel, table=True):
+    """A webhook subscription: where to POST which changes of which repo or org."""
+
+    __tablename__ = "subscription"
+
+    id: int | None = Field(default=None, primary_key=True)
+    repo_id: str | None = Field(default=None, max_length=200, index=True)
+    org: str | None = Field(default=None, max_length=100, index=True)
+    url: str = Field(max_length=2000)
+    secret: str = Field(max_length=200)
+    """The signing secret (`whsec_…`); shown once when the subscription is created."""
+    kinds: list[str] = Field(sa_column=Column(JSON, nullable=False))
+    min_severity: str | None = Field(default=None, max_length=16)
+    enabled: bool = True
+    disabled_reason: str | None = None
+    created_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
+
+
+class OutboxRow(SQLModel, table=True):
+    """One webhook message to deliver to one subscription, until it is delivered or given up."""
+
+    __tablename__ = "webhook_outbox"
+    __table_args__ = (
+        UniqueConstraint("subscription_pk", "event_key", name="uq_webhook_outbox_event"),
+        Index("ix_webhook_outbox_due", "state", "next_attempt_at"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    subscription_pk: int = Field(foreign_key="subscription.id", ondelete="CASCADE")
+    message_id: str = Field(max_length=64, unique=True)
+    """The `webhook-id` header: the same on every attempt, so receivers can dedupe."""
+    event_key: str = Field(max_length=400)
+    """What the message is about (`revision:<repo>:<sha>`, `event:<id>`): enqueued once."""
+    event_type: str = Field(max_length=64)
+    body: str
+    """The exact JSON body, signed anew (with a fresh timestamp) on each attempt."""
+    state: str = Field(default="pending", max_length=16)
+    attempts: int = 0
+    created_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
+    next_attempt_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
+    finished_at: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True)))
+
+
+class DeliveryRow(SQLModel, table=True):
+    """One attempt to deliver an outbox message: the delivery log."""
+
+    __tablename__ = "webhook_delivery"
+
+    id: int | None = Field(default=None, primary_key=True)
+    outbox_pk: int = Field(foreign_key="webhook_outbox.id", ondelete="CASCADE", index=True)
+    attempt: int
+    at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
+    status_code: int | None = None
+    error: str | None = None
+    duration_ms: int
+
+
+class NotifyCursorRow(SQLModel, table=True):
+    """How far a notifier has read an append-only table (the repo events)."""
+
+    __tablename__ = "notify_cursor"
+
+    name: str = Field(primary_key=True, max_length=64)
+    position: int
+
+
+# Badges count a repo's changes over its last 30 days of commits (bench/api_load.py).
+Index(
+    "ix_revision_repo_committed",
+    RevisionRow.__table__.c.repo_pk,  # type: ignore[attr-defined]
+    RevisionRow.__table__.c.committed_at,  # type: ignore[attr-defined]
+)

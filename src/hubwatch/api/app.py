@@ -1,0 +1,68 @@
+"""create_app: the FastAPI application over a started store."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import structlog
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.responses import JSONResponse
+
+from hubwatch import __version__
+from hubwatch.api.etag import ETagMiddleware
+from hubwatch.api.routes import advisories, badges, feeds, health, pages, repos, subscriptions
+from hubwatch.errors import (
+    HubwatchError,
+    InvalidRepoId,
+    NotTracked,
+    StoreError,
+    UnknownRevision,
+    UnknownSubscription,
+    WebhookUrlRefused,
+)
+from hubwatch.settings import Settings
+from hubwatch.store.base import Store
+
+log = structlog.get_logger(__name__)
+
+_STATUS: list[tuple[type[HubwatchError], int]] = [
+    (InvalidRepoId, 400),
+    (NotTracked, 404),
+    (UnknownRevision, 404),
+    (UnknownSubscription, 404),
+    (WebhookUrlRefused, 422),
+    (StoreError, 503),
+]
+
+
+def create_app(store: Store, settings: Settings, routers: Sequence[APIRouter] = ()) -> FastAPI:
+    """The API, badges, feeds and pages over `store`; `routers` are mounted as well."""
+    app = FastAPI(
+        title="hubwatch",
+        version=__version__,
+        summary="What changed in the Hugging Face Hub models you depend on, revision by revision.",
+    )
+    app.state.store = store
+    app.state.settings = settings
+    app.add_middleware(ETagMiddleware)
+
+    @app.exception_handler(HubwatchError)
+    async def _hubwatch_error(request: Request, exc: HubwatchError) -> JSONResponse:
+        status = next((code for kind, code in _STATUS if isinstance(exc, kind)), 500)
+        if status >= 500:
+            log.error("request_failed", path=request.url.path, error=str(exc))
+        return JSONResponse({"detail": str(exc)}, status_code=status)
+
+    for router in (
+        health.router,
+        repos.reads,
+        repos.router,
+        advisories.router,
+        badges.router,
+        subscriptions.router,
+        feeds.router,
+        pages.router,
+        *routers,  # e.g. issue 7's POST /hooks/hub
+    ):
+        app.include_router(router)
+    return app

@@ -1,0 +1,86 @@
+"""Store values as API shapes (one place, so routes, pages and badges agree)."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from hubwatch.api.schemas import (
+    AdvisoryMatchPublic,
+    AdvisoryReportPublic,
+    ChangePublic,
+    DependencyPublic,
+    RepoPublic,
+    RevisionChangesPublic,
+    RevisionPublic,
+    SeverityScorePublic,
+)
+from hubwatch.models import Change, StoredRevision
+from hubwatch.store.advisories import AdvisoryReport
+from hubwatch.store.base import TrackedRepo
+from hubwatch.store.changes import RevisionChanges
+
+API = "/api/v1"
+
+
+def advisory_url(advisory_id: str) -> str:
+    return f"{API}/advisories/{quote(advisory_id, safe='')}.json"
+
+
+def repo_public(repo: TrackedRepo) -> RepoPublic:
+    return RepoPublic(
+        repo_id=repo.ref.repo_id,
+        source=repo.ref.source.value,
+        url=repo.ref.url,
+        branch=repo.ref.branch,
+        state=repo.state.value,
+        head=repo.head,
+        revisions=repo.revisions,
+        added_at=repo.added_at,
+        last_polled_at=repo.last_polled_at,
+        last_error=repo.last_error,
+        renamed_to=repo.renamed_to,
+    )
+
+
+def revision_public(revision: StoredRevision) -> RevisionPublic:
+    return RevisionPublic.model_validate(revision)
+
+
+def change_public(change: Change) -> ChangePublic:
+    return ChangePublic.model_validate(change)
+
+
+def revision_changes_public(recorded: RevisionChanges) -> RevisionChangesPublic:
+    revision = recorded.revision
+    return RevisionChangesPublic(
+        sha=revision.sha,
+        date=revision.date,
+        title=revision.title,
+        base=recorded.base,
+        changes=[change_public(c) for c in recorded.changes],
+    )
+
+
+def report_public(report: AdvisoryReport) -> AdvisoryReportPublic:
+    return AdvisoryReportPublic(
+        dependencies=[DependencyPublic.model_validate(d) for d in report.dependencies],
+        matches=[
+            AdvisoryMatchPublic(
+                advisory_id=m.advisory_id,
+                aliases=list(m.aliases),
+                summary=m.summary,
+                severity=[SeverityScorePublic.model_validate(s) for s in m.severity],
+                fixed=list(m.fixed),
+                package=m.package,
+                version=m.version,
+                status=m.status.value,
+                reason=m.reason,
+                modified=m.modified,
+                url=advisory_url(m.advisory_id),
+            )
+            for m in report.matches
+        ],
+        checked_at=report.checked_at,
+        service=report.service,
+        error=report.error,
+    )

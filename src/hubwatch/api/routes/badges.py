@@ -1,0 +1,152 @@
+"""shields.io endpoint badges; a badge never errors (an unknown repo is a grey error badge)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Any, Literal, get_args
+
+import structlog
+from fastapi import APIRouter, Depends, Query
+
+from hubwatch.api.deps import StoreDep, require_reader
+from hubwatch.api.schemas import Badge
+from hubwatch.errors import HubwatchError, InvalidRepoId, NotTracked, UnknownRevision
+from hubwatch.models import CommitSha, Severity, validate_repo_id
+from hubwatch.store.base import Store
+
+log = structlog.get_logger(__name__)
+router = APIRouter(prefix="/api/v1", tags=["badges"], dependencies=[Depends(require_reader)])
+
+BadgeKind = Literal["latest", "changes", "advisories", "params", "memory", "breaking"]
+CACHE_S = 300
+
+
+def error_badge(label: str, message: str) -> Badge:
+    return Badge(label=label, message=message, color="lightgrey", isError=True)
+
+
+def _age(when: datetime, now: datetime) -> str:
+    seconds = max((now - when).total_seconds(), 0)
+    for unit, size in (("y", 365 * 86400), ("mo", 30 * 86400), ("d", 86400), ("h", 3600)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit} ago"
+    return "just now"
+
+
+def _si(value: float, unit: str = "") -> str:
+    for suffix, size in (("T", 1e12), ("B" if not unit else "G", 1e9), ("M", 1e6), ("K", 1e3)):
+        if value >= size:
+            return f"{value / size:.1f}{suffix}{unit}".replace(".0", "")
+    return f"{value:.0f}{unit}"
+
+
+def _cvss_rating(score: float) -> str:
+    if score >= 9:
+        return "critical"
+    if score >= 7:
+        return "high"
+    if score >= 4:
+        return "medium"
+    return "low"
+
+
+_RATING_COLOR = {"critical": "red", "high": "orange", "medium": "yellow", "low": "yellowgreen"}
+
+
+def badge(
+    store: Store, repo_id: str, kind: str, pinned: str | None = None, now: datetime | None = None
+) -> Badge:
+    """The badge; every failure becomes an error badge, never an exception."""
+    now = now or datetime.now(UTC)
+    if kind not in get_args(BadgeKind):
+        return error_badge("hubwatch", "unknown badge")
+    try:
+        validate_repo_id(repo_id)
+        return _badge(store, repo_id, kind, pinned, now)
+    except InvalidRepoId:
+        return error_badge("hubwatch", "invalid repo id")
+    except NotTracked:
+        return error_badge("hubwatch", "not tracked")
+    except UnknownRevision:
+        return error_badge("hubwatch", "unknown revision")
+    except Exception:  # a badge never errors: a README shows it whatever happens
+        log.exception("badge_failed", repo=repo_id, kind=kind)
+        return error_badge("hubwatch", "unavailable")
+
+
+def _badge(store: Store, repo_id: str, kind: str, pinned: str | None, now: datetime) -> Badge:
+    latest = store.latest_revision(repo_id)
+    if kind == "breaking":
+        count = store.change_counts(repo_id, since=now - timedelta(days=30))[Severity.BREAKING]
+        return Badge(
+            label="breaking changes (30d)",
+            message=str(count),
+            color="brightgreen" if count == 0 else "red",
+        )
+    if kind == "changes":
+        if not pinned:
+            return error_badge("changes", "pass ?pinned=SHA")
+        pinned = pinned.strip().lower()
+        full = len(pinned) == 40 and all(c in "0123456789abcdef" for c in pinned)
+        # A full sha is looked up exactly by the counts; an abbreviated one needs a prefix search.
+        sha = CommitSha(pinned) if full else store.revision(repo_id, pinned).sha
+        counts = store.change_counts(repo_id, after=sha)
+        count, breaking = sum(counts.values()), counts[Severity.BREAKING]
+        return Badge(
+            label=f"changes since {sha[:7]}",
+            message=str(count),
+            color="brightgreen" if count == 0 else "red" if breaking else "orange",
+        )
+    if latest is None:
+        return error_badge("hubwatch", "no revisions yet")
+    if kind == "latest":
+        age = now - latest.date
+        color = "brightgreen" if age < timedelta(days=30) else "yellow"
+        if age > timedelta(days=180):
+            color = "lightgrey"
+        return Badge(
+            label="revision", message=f"{latest.sha[:7]} · {_age(latest.date, now)}", color=color
+        )
+    if kind == "advisories":
+        report = store.advisory_report(repo_id, CommitSha(latest.sha))
+        if report.checked_at is None:
+            return Badge(label="advisories", message="not checked", color="lightgrey")
+        if not report.matches:
+            return Badge(label="advisories", message="none", color="brightgreen")
+        scores = [s.score for m in report.matches for s in m.severity if s.score is not None]
+        if not scores:
+            return Badge(label="advisories", message=f"{len(report.matches)} open", color="orange")
+        rating = _cvss_rating(max(scores))
+        return Badge(
+            label="advisories",
+            message=f"{len(report.matches)} open, {rating}",
+            color=_RATING_COLOR[rating],
+        )
+    estimate = store.estimate(repo_id, CommitSha(latest.sha))
+    if not estimate or not estimate.get("ok"):
+        return error_badge("parameters" if kind == "params" else "serving memory", "unknown")
+    if kind == "params":
+        total = _number(estimate.get("params", {}), "total")
+        return Badge(label="parameters", message=_si(total), color="blue")
+    total = _number(estimate.get("serving", {}), "total")
+    return Badge(label="serving memory (bf16)", message=_si(total, "B"), color="blue")
+
+
+def _number(data: Any, key: str) -> float:
+    value = data.get(key) if isinstance(data, dict) else None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    raise HubwatchError("estimate lacks numbers")
+
+
+@router.get("/badges/{org}/{name}/{kind}", response_model_exclude_none=True)
+def get_badge(
+    org: str,
+    name: str,
+    kind: str,
+    store: StoreDep,
+    pinned: Annotated[str | None, Query(description="For `changes`: the sha you pin")] = None,
+) -> Badge:
+    """A shields.io endpoint badge: latest, changes (?pinned=), advisories, params, memory,
+    breaking. Use with https://img.shields.io/endpoint?url=…"""
+    return badge(store, f"{org}/{name}", kind, pinned)

@@ -1,0 +1,53 @@
+"""Atom feeds of recorded changes: everything, one org, one repo."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request, Response
+
+from hubwatch.api.deps import StoreDep, require_reader
+from hubwatch.models import validate_repo_id
+from hubwatch.notify.feeds import atom_feed
+from hubwatch.store.browse import FeedItem
+
+router = APIRouter(tags=["feeds"], dependencies=[Depends(require_reader)])
+ATOM_TYPE = "application/atom+xml; charset=utf-8"
+TAG = "tag:hubwatch,2026"
+_ATOM: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"application/atom+xml": {}}, "description": "An Atom feed"}
+}
+
+
+def _feed(request: Request, items: list[FeedItem], title: str, key: str) -> Response:
+    body = atom_feed(
+        items,
+        title=title,
+        feed_url=str(request.url),
+        site_url=str(request.base_url),
+        feed_id=f"{TAG}:feed:{key}",
+    )
+    return Response(body, media_type=ATOM_TYPE)
+
+
+@router.get("/feeds/all.atom", response_class=Response, responses=_ATOM)
+def all_feed(request: Request, store: StoreDep) -> Response:
+    """The latest changes of every tracked repo."""
+    return _feed(request, store.recent_changes(limit=100), "hubwatch: all changes", "all")
+
+
+@router.get("/feeds/{org}.atom", response_class=Response, responses=_ATOM)
+def org_feed(org: str, request: Request, store: StoreDep) -> Response:
+    """The latest changes of one org's repos."""
+    validate_repo_id(f"{org}/x")
+    items = store.recent_changes(org=org, limit=100)
+    return _feed(request, items, f"hubwatch: {org}", f"org:{org}")
+
+
+@router.get("/feeds/{org}/{name}.atom", response_class=Response, responses=_ATOM)
+def repo_feed(org: str, name: str, request: Request, store: StoreDep) -> Response:
+    """The latest changes of one repo."""
+    repo_id = validate_repo_id(f"{org}/{name}")
+    store.get_repo(repo_id)  # NotTracked: 404
+    items = store.recent_changes(repo_id=repo_id, limit=100)
+    return _feed(request, items, f"hubwatch: {repo_id}", f"repo:{repo_id}")

@@ -1,0 +1,99 @@
+"""Server-rendered pages: the tracked repos, a repo's timeline, one revision."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query
+from fastapi.responses import HTMLResponse
+from jinja2 import Environment, PackageLoader
+
+from hubwatch.api.convert import advisory_url
+from hubwatch.api.deps import StoreDep, repo_path, require_reader
+from hubwatch.models import Change
+
+router = APIRouter(tags=["pages"], dependencies=[Depends(require_reader)])
+
+# NOTE: a plain (not sandboxed) environment: these are our templates. Autoescape is on so
+# everything from upstream (titles, paths, rendered chat templates) is shown as text.
+_env = Environment(loader=PackageLoader("hubwatch.api", "templates"), autoescape=True)
+# No script runs on these pages at all, whatever slips through.
+_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'"
+
+
+def _when(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%d %H:%M") if value else ""
+
+
+def _gb(value: Any) -> str:
+    return f"{value / 1e9:,.2f} GB" if isinstance(value, int | float) else "?"
+
+
+def _batch(fit: Any) -> str:
+    if not isinstance(fit, dict) or not isinstance(fit.get("max_batch"), int):
+        return ""
+    n = fit["max_batch"]
+    if n <= 0:
+        return "–"
+    shown = f"{n}" if n < 65_536 else "≥65536"
+    return shown + (" ×2" if fit.get("cards") == 2 else "")
+
+
+_env.globals.update(when=_when, gb=_gb, batch=_batch, advisory_url=advisory_url)
+
+
+def _page(template: str, **context: Any) -> HTMLResponse:
+    html = _env.get_template(template).render(**context)
+    return HTMLResponse(html, headers={"content-security-policy": _CSP})
+
+
+@router.get("/", response_class=HTMLResponse, include_in_schema=False)
+def index(store: StoreDep) -> HTMLResponse:
+    return _page("index.html", repos=store.list_repos())
+
+
+@router.get("/repos/{org}/{name}", response_class=HTMLResponse, include_in_schema=False)
+def timeline(
+    org: str,
+    name: str,
+    store: StoreDep,
+    before: Annotated[int | None, Query(ge=1, le=2**31 - 1)] = None,
+) -> HTMLResponse:
+    repo_id = repo_path(org, name)
+    repo = store.get_repo(repo_id)
+    page = store.history_page(repo_id, before=before, limit=100)
+    changes: dict[str, tuple[Change, ...]] = {}
+    if page.revisions:
+        oldest = page.revisions[-1]
+        since = oldest.parents[0] if oldest.parents else None
+        known = since is not None and since in store.known_shas(repo_id)
+        for rc in store.changes(repo_id, since=since if known else None):
+            changes[rc.revision.sha] = tuple(sorted(rc.changes, key=lambda c: -c.severity.rank))
+    return _page("repo.html", repo=repo, page=page, changes=changes, events=store.events(repo_id))
+
+
+@router.get(
+    "/repos/{org}/{name}/revisions/{rev}", response_class=HTMLResponse, include_in_schema=False
+)
+def revision_page(org: str, name: str, rev: str, store: StoreDep) -> HTMLResponse:
+    repo_id = repo_path(org, name)
+    revision = store.revision(repo_id, rev)
+    recorded = store.revision_changes(repo_id, revision.sha)
+    estimate = store.estimate(repo_id, revision.sha)
+    gpus: list[str] = []
+    if estimate and isinstance(estimate.get("max_batch"), dict):
+        for row in estimate["max_batch"].values():
+            gpus += [g for g in row if g not in gpus]
+    return _page(
+        "revision.html",
+        repo_id=repo_id,
+        revision=revision,
+        base=recorded.base,
+        changes=sorted(recorded.changes, key=lambda c: -c.severity.rank),
+        estimate=estimate,
+        gpus=gpus,
+        advisories=store.advisory_report(repo_id, revision.sha),
+        files=store.files(repo_id, revision.sha),
+        changed=set(revision.changed),
+    )

@@ -1,0 +1,163 @@
+"""Repos: list, track, untrack, status; and each repo's history, changes, diffs, estimates."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Response
+
+from hubwatch.api.convert import (
+    change_public,
+    repo_public,
+    report_public,
+    revision_changes_public,
+    revision_public,
+)
+from hubwatch.api.deps import StoreDep, repo_path, require_reader, require_writer
+from hubwatch.api.schemas import (
+    AdvisoryReportPublic,
+    DiffPublic,
+    FilePublic,
+    RepoCreate,
+    RepoPublic,
+    RevisionChangesPublic,
+    RevisionDetail,
+    RevisionPage,
+)
+from hubwatch.models import RepoRef, Severity, SourceKind
+from hubwatch.tracker.diff import diff_stored
+
+router = APIRouter(prefix="/api/v1", tags=["repos"])
+reads = APIRouter(prefix="/api/v1", tags=["repos"], dependencies=[Depends(require_reader)])
+
+MAX_INT = 2**31 - 1
+Rev = Annotated[str, "a full or abbreviated commit sha"]
+
+
+@reads.get("/repos")
+def list_repos(store: StoreDep) -> list[RepoPublic]:
+    """Every tracked repo."""
+    return [repo_public(r) for r in store.list_repos()]
+
+
+@router.post(
+    "/repos",
+    status_code=201,
+    dependencies=[Depends(require_writer)],
+    responses={200: {"description": "Already tracked", "model": RepoPublic}},
+)
+def track_repo(body: RepoCreate, store: StoreDep, response: Response) -> RepoPublic:
+    """Track a repo; the scheduler backfills its history on its next poll."""
+    if body.source == "git" and not (body.url or "").startswith("https://"):
+        raise HTTPException(422, "a git source needs an https:// url (local paths are refused)")
+    source = SourceKind(body.source)
+    ref = RepoRef(body.repo_id, source, body.url if source is SourceKind.GIT else None, body.branch)
+    if not store.add_repo(ref):
+        response.status_code = 200
+    return repo_public(store.get_repo(body.repo_id))
+
+
+@reads.get("/repos/{org}/{name}")
+def get_repo(org: str, name: str, store: StoreDep) -> RepoPublic:
+    """One repo's polling state."""
+    return repo_public(store.get_repo(repo_path(org, name)))
+
+
+@router.delete("/repos/{org}/{name}", status_code=204, dependencies=[Depends(require_writer)])
+def untrack_repo(org: str, name: str, store: StoreDep) -> Response:
+    """Stop tracking a repo and forget its history."""
+    store.remove_repo(repo_path(org, name))
+    return Response(status_code=204)
+
+
+@reads.get("/repos/{org}/{name}/revisions")
+def list_revisions(
+    org: str,
+    name: str,
+    store: StoreDep,
+    before: Annotated[int | None, Query(ge=1, le=MAX_INT, description="A next_cursor")] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+) -> RevisionPage:
+    """The repo's history, newest first, a page at a time."""
+    page = store.history_page(repo_path(org, name), before=before, limit=limit)
+    return RevisionPage(
+        items=[revision_public(r) for r in page.revisions], next_cursor=page.next_cursor
+    )
+
+
+@reads.get("/repos/{org}/{name}/revisions/{rev}")
+def get_revision(org: str, name: str, rev: Rev, store: StoreDep) -> RevisionDetail:
+    """One revision with its files, changes, estimate and advisories."""
+    repo_id = repo_path(org, name)
+    revision = store.revision(repo_id, rev)
+    recorded = store.revision_changes(repo_id, revision.sha)
+    return RevisionDetail(
+        repo_id=repo_id,
+        revision=revision_public(revision),
+        base=recorded.base,
+        files=[FilePublic.model_validate(f) for f in store.files(repo_id, revision.sha)],
+        changes=[change_public(c) for c in recorded.changes],
+        estimate=store.estimate(repo_id, revision.sha),
+        advisories=report_public(store.advisory_report(repo_id, revision.sha)),
+    )
+
+
+@reads.get("/repos/{org}/{name}/revisions/{rev}/estimate")
+def get_estimate(org: str, name: str, rev: Rev, store: StoreDep) -> dict[str, Any] | None:
+    """The estimator's result for the revision's config.json; null without one."""
+    repo_id = repo_path(org, name)
+    return store.estimate(repo_id, store.revision(repo_id, rev).sha)
+
+
+@reads.get("/repos/{org}/{name}/revisions/{rev}/advisories")
+def get_advisories(org: str, name: str, rev: Rev, store: StoreDep) -> AdvisoryReportPublic:
+    """The revision's dependencies and the known advisories that apply."""
+    repo_id = repo_path(org, name)
+    return report_public(store.advisory_report(repo_id, store.revision(repo_id, rev).sha))
+
+
+@reads.get("/repos/{org}/{name}/changes")
+def list_changes(
+    org: str,
+    name: str,
+    store: StoreDep,
+    since: Annotated[str | None, Query(description="Only revisions after this sha")] = None,
+    severity: Annotated[Severity | None, Query(description="Minimum severity")] = None,
+    kind: Annotated[
+        list[str] | None, Query(description="Kinds (exact, or a prefix ending in '.')")
+    ] = None,
+) -> list[RevisionChangesPublic]:
+    """Recorded changes per revision, oldest first, filtered."""
+    recorded = store.changes(repo_path(org, name), since=since, min_severity=severity)
+    out = []
+    for rc in recorded:
+        public = revision_changes_public(rc)
+        if kind:
+            public.changes = [
+                c
+                for c in public.changes
+                if any(c.kind == k or (k.endswith(".") and c.kind.startswith(k)) for k in kind)
+            ]
+        if public.changes:
+            out.append(public)
+    return out
+
+
+@reads.get("/repos/{org}/{name}/diff/{rev_a}/{rev_b}")
+def get_diff(
+    org: str,
+    name: str,
+    rev_a: Rev,
+    rev_b: Rev,
+    store: StoreDep,
+    severity: Annotated[Severity | None, Query(description="Minimum severity")] = None,
+) -> DiffPublic:
+    """What changed between any two stored revisions (not only neighbours)."""
+    repo_id = repo_path(org, name)
+    a, b = store.revision(repo_id, rev_a), store.revision(repo_id, rev_b)
+    found = diff_stored(store, repo_id, a.sha, b.sha)
+    if severity is not None:
+        found = [c for c in found if c.severity.rank >= severity.rank]
+    return DiffPublic(
+        repo_id=repo_id, from_sha=a.sha, to_sha=b.sha, changes=[change_public(c) for c in found]
+    )

@@ -1,0 +1,264 @@
+"""The API's request and response shapes (`*Public` out, `*Create` in); never store tables."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from hubwatch.errors import InvalidRepoId
+from hubwatch.models import MAX_REPO_ID_LENGTH, Severity, validate_repo_id
+
+_ORG = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$"
+KIND_PATTERN = r"^[a-z0-9_]+(\.[a-z0-9_]+)*\.?$"
+
+
+class _Public(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+
+class RepoPublic(_Public):
+    """A tracked repo and its polling state."""
+
+    repo_id: str
+    source: str
+    url: str | None
+    branch: str
+    state: str
+    head: str | None
+    revisions: int
+    added_at: datetime
+    last_polled_at: datetime | None
+    last_error: str | None
+    renamed_to: str | None
+
+
+class RepoCreate(BaseModel):
+    """A repo to track; its history is backfilled by the next poll."""
+
+    repo_id: str = Field(max_length=MAX_REPO_ID_LENGTH, examples=["ibm-granite/granite-3.1-1b"])
+    source: Literal["hub", "git"] = "hub"
+    url: str | None = Field(default=None, max_length=2000)
+    """Git source only: an https:// URL (local paths are refused over the API)."""
+    branch: str = Field(default="main", min_length=1, max_length=255, pattern=r"^[^\x00-\x1f]+$")
+
+    @field_validator("repo_id")
+    @classmethod
+    def _valid_id(cls, value: str) -> str:
+        try:
+            return validate_repo_id(value)
+        except InvalidRepoId as exc:
+            raise ValueError(str(exc)) from None
+
+
+class RevisionPublic(_Public):
+    """One stored revision's commit metadata."""
+
+    sha: str
+    parents: list[str]
+    date: datetime
+    authors: list[str]
+    title: str
+    message: str
+    changed: list[str]
+    """Paths added, removed or modified against the first parent."""
+    reachable: bool
+    card: dict[str, Any] | None
+
+
+class RevisionPage(BaseModel):
+    """A page of history, newest first."""
+
+    items: list[RevisionPublic]
+    next_cursor: int | None
+    """Pass as `before` to get the next, older page; null on the last page."""
+
+
+class ChangePublic(_Public):
+    """One classified change."""
+
+    kind: str
+    severity: Severity
+    summary: str
+    path: str | None
+    before: Any
+    after: Any
+    detail: str | None
+
+
+class RevisionChangesPublic(BaseModel):
+    """A revision with its recorded changes."""
+
+    sha: str
+    date: datetime
+    title: str
+    base: str | None
+    changes: list[ChangePublic]
+
+
+class FilePublic(_Public):
+    """A file of a revision and what became of reading it."""
+
+    path: str
+    size: int
+    blob_id: str
+    lfs_sha256: str | None
+    content_sha256: str | None
+    content_status: str | None
+    content_error: str | None
+    header_sha256: str | None
+    header_status: str | None
+    header_error: str | None
+
+
+class DependencyPublic(_Public):
+    ecosystem: str
+    name: str
+    version: str | None
+    spec: str
+    source: str
+    reason: str
+
+
+class SeverityScorePublic(_Public):
+    type: str
+    vector: str
+    score: float | None
+
+
+class AdvisoryMatchPublic(_Public):
+    advisory_id: str
+    aliases: list[str]
+    summary: str
+    severity: list[SeverityScorePublic]
+    fixed: list[str]
+    package: str
+    version: str | None
+    status: str
+    reason: str
+    modified: str
+    url: str
+    """The advisory's raw OSV JSON on this server."""
+
+
+class AdvisoryReportPublic(BaseModel):
+    """A revision's dependencies and the known advisories that apply to them."""
+
+    dependencies: list[DependencyPublic]
+    matches: list[AdvisoryMatchPublic]
+    checked_at: datetime | None
+    service: str | None
+    error: str | None
+
+
+class RevisionDetail(BaseModel):
+    """Everything stored about one revision."""
+
+    repo_id: str
+    revision: RevisionPublic
+    base: str | None
+    files: list[FilePublic]
+    changes: list[ChangePublic]
+    estimate: dict[str, Any] | None
+    advisories: AdvisoryReportPublic
+
+
+class DiffPublic(BaseModel):
+    """What changed between any two stored revisions."""
+
+    repo_id: str
+    from_sha: str
+    to_sha: str
+    changes: list[ChangePublic]
+
+
+class AdvisoryIndexEntry(BaseModel):
+    """One advisory this server serves as raw OSV JSON."""
+
+    id: str
+    source: Literal["hubwatch", "osv"]
+    """`hubwatch`: our own record of a detected change; `osv`: a matched OSV.dev advisory."""
+    summary: str
+    modified: str
+    url: str
+
+
+class Badge(BaseModel):
+    """A shields.io endpoint badge (https://shields.io/badges/endpoint-badge)."""
+
+    schemaVersion: Literal[1] = 1
+    label: str
+    message: str
+    color: str
+    isError: bool | None = None
+    cacheSeconds: int = Field(default=300, ge=300)
+
+
+class SubscriptionCreate(BaseModel):
+    """A webhook subscription: one repo or one org (or neither: everything), with filters."""
+
+    url: str = Field(max_length=2000, examples=["https://example.com/hooks/hubwatch"])
+    repo_id: str | None = Field(default=None, max_length=MAX_REPO_ID_LENGTH)
+    org: str | None = Field(default=None, pattern=_ORG)
+    kinds: list[str] = Field(default_factory=list, max_length=50)
+    """Change kinds wanted: exact (`generation.stop_tokens`) or a prefix ending in `.`."""
+    min_severity: Severity | None = None
+
+    @field_validator("repo_id")
+    @classmethod
+    def _valid_id(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            return validate_repo_id(value)
+        except InvalidRepoId as exc:
+            raise ValueError(str(exc)) from None
+
+    @field_validator("kinds")
+    @classmethod
+    def _valid_kinds(cls, value: list[str]) -> list[str]:
+
+        for kind in value:
+            if len(kind) > 64 or not re.match(KIND_PATTERN, kind):
+                raise ValueError(f"{kind[:70]!r} is not a change kind (dotted, lower case)")
+        return value
+
+
+class SubscriptionPublic(_Public):
+    """A subscription as listed (without its secret)."""
+
+    id: int
+    url: str
+    repo_id: str | None
+    org: str | None
+    kinds: list[str]
+    min_severity: Severity | None
+    enabled: bool
+    disabled_reason: str | None
+    created_at: datetime
+
+
+class SubscriptionCreated(SubscriptionPublic):
+    """The new subscription with its signing secret, which is shown only this once."""
+
+    secret: str
+
+
+class DeliveryPublic(_Public):
+    """One attempt from a subscription's delivery log."""
+
+    message_id: str
+    event_type: str
+    attempt: int
+    at: datetime
+    status_code: int | None
+    error: str | None
+    duration_ms: int
+    state: str
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    repos: int

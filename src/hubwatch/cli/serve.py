@@ -1,0 +1,60 @@
+"""CLI commands that serve: `hubwatch serve` (API + scheduler) and `hubwatch badge`."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from hubwatch.cli.base import EXIT_NOT_FOUND, JsonOption, RepoArg, app, fail, out, settings
+from hubwatch.errors import HubwatchError
+from hubwatch.runtime import open_store, runtime
+
+
+@app.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="Listen address [HUBWATCH_API_HOST].")] = None,
+    port: Annotated[int | None, typer.Option(help="Listen port [HUBWATCH_API_PORT].")] = None,
+) -> None:
+    """Serve the API, pages, feeds and badges, poll every poll interval, deliver webhooks."""
+    from hubwatch.serve import serve as run
+
+    try:
+        cfg = settings()
+        with runtime(cfg) as rt:
+            run(rt, host or cfg.api_host, cfg.api_port if port is None else port)
+    except HubwatchError as exc:
+        fail(exc)
+
+
+@app.command()
+def badge(
+    repo_id: RepoArg,
+    kind: Annotated[
+        str,
+        typer.Option(help="latest, changes, advisories, params, memory or breaking."),
+    ] = "latest",
+    pinned: Annotated[
+        str | None, typer.Option(metavar="REV", help="For --kind changes: your pinned sha.")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Print a repo's badge (the shields.io endpoint JSON with --json)."""
+    from hubwatch.api.routes.badges import badge as make_badge
+
+    try:
+        store = open_store(settings())
+        try:
+            shown = make_badge(store, repo_id, kind, pinned)
+        finally:
+            store.close()
+    except HubwatchError as exc:
+        fail(exc)
+    if as_json:
+        out.print(json.dumps(shown.model_dump(exclude_none=True)), highlight=False)
+    else:
+        out.print(f"{escape(shown.label)}: {escape(shown.message)}", highlight=False)
+    if shown.isError:
+        raise typer.Exit(EXIT_NOT_FOUND)

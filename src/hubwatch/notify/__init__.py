@@ -1,0 +1,1 @@
+"""Telling people what changed: signed webhooks through an outbox, and Atom feeds."""

@@ -1,0 +1,142 @@
+"""Delivering the webhook outbox: signed POSTs, exponential backoff over days, a delivery log."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import httpx2
+import structlog
+
+from hubwatch.errors import WebhookUrlRefused
+from hubwatch.notify.signing import signed_headers
+from hubwatch.notify.urls import IpNetwork, check_webhook_url
+from hubwatch.store.notify import MessageState, NotifyStore, PendingMessage
+
+log = structlog.get_logger(__name__)
+
+MAX_DELAY_S = 8 * 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """When to try a failed message again, and when to give up."""
+
+    base_s: float = 30.0
+    """Delay after the first failed attempt; each later one doubles, up to `max_delay_s`."""
+    window_s: float = 3 * 24 * 3600.0
+    """A message not delivered this long after it was enqueued is given up."""
+    max_delay_s: float = MAX_DELAY_S
+
+    def next_attempt(self, created_at: datetime, attempts: int, now: datetime) -> datetime | None:
+        """When to try after `attempts` failed attempts; None: give up."""
+        delay = min(self.base_s * 2 ** max(attempts - 1, 0), self.max_delay_s)
+        at = now + timedelta(seconds=delay)
+        if at > created_at + timedelta(seconds=self.window_s):
+            return None
+        return at
+
+
+@dataclass(frozen=True, slots=True)
+class UrlPolicy:
+    """Which webhook URLs may be sent to (checked again at each attempt: DNS may change)."""
+
+    allow_http: bool = False
+    allowed_networks: Sequence[IpNetwork] = ()
+
+    def check(self, url: str) -> None:
+        check_webhook_url(url, allow_http=self.allow_http, allowed=self.allowed_networks)
+
+
+class WebhookDeliverer:
+    """Sends due outbox messages; each attempt is logged, failures are retried later."""
+
+    def __init__(
+        self,
+        store: NotifyStore,
+        client: httpx2.Client,
+        retry: RetryPolicy | None = None,
+        urls: UrlPolicy | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self._store = store
+        self._client = client
+        self._retry = retry or RetryPolicy()
+        self._urls = urls or UrlPolicy()
+        self._clock = clock
+
+    def deliver_due(self, limit: int = 100) -> int:
+        """Attempt every due message once; returns how many were delivered."""
+        delivered = 0
+        for message in self._store.due_messages(self._clock(), limit):
+            if self._attempt(message):
+                delivered += 1
+        return delivered
+
+    def _attempt(self, message: PendingMessage) -> bool:
+        subscription = message.subscription
+        started = time.monotonic()
+        status: int | None = None
+        error: str | None = None
+        now = self._clock()
+        try:
+            self._urls.check(subscription.url)
+            headers = signed_headers(
+                subscription.secret, message.message_id, int(now.timestamp()), message.body
+            )
+            response = self._client.post(
+                subscription.url, content=message.body.encode(), headers=headers
+            )
+            status = response.status_code
+            if not 200 <= status < 300:
+                error = f"HTTP {status}"
+        except WebhookUrlRefused as exc:
+            error = str(exc)
+        except httpx2.HTTPError as exc:
+            error = f"{type(exc).__name__}: {exc}"[:500]
+        duration_ms = int((time.monotonic() - started) * 1000)
+        if error is None:
+            self._store.record_attempt(
+                message.id,
+                at=now,
+                status_code=status,
+                error=None,
+                duration_ms=duration_ms,
+                state=MessageState.DELIVERED,
+                next_attempt_at=None,
+            )
+            log.info(
+                "webhook_delivered",
+                subscription=subscription.id,
+                message=message.message_id,
+                attempt=message.attempts + 1,
+            )
+            return True
+        retry_at = self._retry.next_attempt(message.created_at, message.attempts + 1, now)
+        self._store.record_attempt(
+            message.id,
+            at=now,
+            status_code=status,
+            error=error,
+            duration_ms=duration_ms,
+            state=MessageState.PENDING if retry_at else MessageState.FAILED,
+            next_attempt_at=retry_at,
+        )
+        log.warning(
+            "webhook_attempt_failed",
+            subscription=subscription.id,
+            message=message.message_id,
+            attempt=message.attempts + 1,
+            error=error,
+            retry_at=retry_at.isoformat() if retry_at else None,
+        )
+        if retry_at is None:
+            reason = (
+                f"message {message.message_id} undelivered after "
+                f"{message.attempts + 1} attempts: {error}"
+            )
+            self._store.disable_subscription(subscription.id, reason)
+            log.warning("webhook_subscription_disabled", subscription=subscription.id)
+        return False

@@ -1,0 +1,61 @@
+"""The BrowseStore interface: the reads the API, badges and feeds page through."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from datetime import datetime
+
+from hubwatch.models import CommitSha, Severity, StoredRevision
+from hubwatch.store.changes import RevisionChanges
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryPage:
+    """Some of a repo's revisions, newest first, and where the next page starts."""
+
+    revisions: tuple[StoredRevision, ...]
+    next_cursor: int | None
+    """Pass as `before` for the next (older) page; None on the last page."""
+    positions: tuple[int, ...] = ()
+    """Each revision's position (its cursor)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FeedItem:
+    """One revision's changes as a feed shows them, with the repo it belongs to."""
+
+    repo_id: str
+    recorded_at: datetime
+    changes: RevisionChanges
+
+
+class BrowseStore(ABC):
+    """Paged and aggregated reads; every method is one or two indexed queries."""
+
+    @abstractmethod
+    def history_page(
+        self, repo_id: str, *, before: int | None = None, limit: int = 50
+    ) -> HistoryPage:
+        """Revisions older than position `before` (newest first); NotTracked if unknown."""
+
+    @abstractmethod
+    def latest_revision(self, repo_id: str) -> StoredRevision | None:
+        """The most recently stored revision still reachable upstream; None before the first."""
+
+    @abstractmethod
+    def revision_changes(self, repo_id: str, sha: CommitSha) -> RevisionChanges:
+        """One revision with all its recorded changes (maybe none)."""
+
+    @abstractmethod
+    def change_counts(
+        self, repo_id: str, *, after: CommitSha | None = None, since: datetime | None = None
+    ) -> dict[Severity, int]:
+        """How many changes of each severity the repo recorded after revision `after` (exact
+        sha; UnknownRevision if not stored) and in revisions committed since `since`."""
+
+    @abstractmethod
+    def recent_changes(
+        self, *, repo_id: str | None = None, org: str | None = None, limit: int = 50
+    ) -> list[FeedItem]:
+        """The latest revisions with changes (of one repo, one org or all), newest first."""

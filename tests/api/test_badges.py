@@ -1,0 +1,92 @@
+"""Badges in the shields.io endpoint schema; a badge never errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from hubwatch.api import create_app
+from hubwatch.models import CommitSha
+from hubwatch.settings import Settings
+from hubwatch.store.sql import SqlStore
+from tests.support.asgi import InProcess
+from tests.support.served import fill
+
+# https://shields.io/badges/endpoint-badge: required and optional keys.
+REQUIRED = {"schemaVersion", "label", "message", "color"}
+OPTIONAL = {"isError", "cacheSeconds", "labelColor", "namedLogo", "logoSvg", "logoColor", "style"}
+
+
+@pytest.fixture
+def shas(store: SqlStore) -> list[CommitSha]:
+    return fill(store)
+
+
+@pytest.fixture
+def api(store: SqlStore, shas: list[CommitSha]) -> InProcess:
+    return InProcess(create_app(store, Settings()))
+
+
+def shields_valid(badge: dict[str, Any]) -> dict[str, Any]:
+    assert REQUIRED <= badge.keys() <= REQUIRED | OPTIONAL
+    assert badge["schemaVersion"] == 1
+    assert all(isinstance(badge[k], str) and badge[k] for k in ("label", "message", "color"))
+    assert badge["cacheSeconds"] >= 300
+    assert badge.get("isError", True) is True  # only present when true
+    return badge
+
+
+def get(api: InProcess, path: str, **params: str) -> dict[str, Any]:
+    response = api.get(f"/api/v1/badges/{path}", params=params)
+    assert response.status_code == 200
+    return shields_valid(response.json())
+
+
+def test_latest_revision_and_its_age(api: InProcess, shas: list[str]) -> None:
+    badge = get(api, "org/model/latest")
+    assert badge["message"] == f"{shas[2][:7]} · 1d ago"
+    assert badge["color"] == "brightgreen" and "isError" not in badge
+
+
+def test_changes_since_a_pinned_sha(api: InProcess, shas: list[str]) -> None:
+    assert get(api, "org/model/changes", pinned=shas[0])["message"] == "3"
+    assert get(api, "org/model/changes", pinned=shas[0])["color"] == "red"
+    since_second = get(api, "org/model/changes", pinned=shas[1])
+    assert (since_second["message"], since_second["color"]) == ("1", "orange")
+    assert get(api, "org/model/changes", pinned=shas[2])["message"] == "0"
+
+
+def test_highest_open_advisory_severity(api: InProcess) -> None:
+    badge = get(api, "org/model/advisories")
+    assert (badge["message"], badge["color"]) == ("1 open, high", "orange")
+    assert get(api, "other/thing/advisories")["message"] == "not checked"
+
+
+def test_parameters_and_serving_memory(api: InProcess) -> None:
+    assert get(api, "org/model/params")["message"] == "494M"
+    assert get(api, "org/model/memory")["message"].endswith("GB")
+
+
+def test_breaking_changes_in_the_last_30_days(api: InProcess) -> None:
+    badge = get(api, "org/model/breaking")
+    assert (badge["message"], badge["color"]) == ("1", "red")
+
+
+@pytest.mark.parametrize(
+    ("path", "params", "message"),
+    [
+        ("org/unknown/latest", {}, "not tracked"),
+        ("or--g/x/latest", {}, "invalid repo id"),
+        ("org/model/nonsense", {}, "unknown badge"),
+        ("org/model/changes", {}, "pass ?pinned=SHA"),
+        ("org/model/changes", {"pinned": "abcdef"}, "unknown revision"),
+        ("org/model/changes", {"pinned": "not-hex"}, "unknown revision"),
+        ("other/thing/params", {}, "unknown"),
+    ],
+)
+def test_a_badge_never_errors(
+    api: InProcess, path: str, params: dict[str, str], message: str
+) -> None:
+    badge = get(api, path, **params)
+    assert (badge["message"], badge["color"], badge["isError"]) == (message, "lightgrey", True)
