@@ -16,6 +16,7 @@ from typing import Any
 
 from hubwatch.models import Change, Severity
 from hubwatch.tracker.diff.config import auto_map_changes
+from hubwatch.tracker.diff.merges import merges_bytes_changes, merges_changes
 from hubwatch.tracker.diff.sections import (
     arrow,
     changed_keys,
@@ -101,12 +102,16 @@ def _paused_gc() -> Iterator[None]:
 def _tokenizer_json_changes(old: RevisionView, new: RevisionView, path: str) -> list[Change]:
     split_b = split_tokenizer_json(old.raw(path)) if path in old.files else None
     split_a = split_tokenizer_json(new.raw(path)) if path in new.files else None
+    merges: list[Change] | None = None  # the merges' changes, when compared as bytes
     if split_b is not None and split_a is not None:
         before, after = split_b.skeleton, split_a.skeleton
-        big = {
+        differ = [key for key in ("vocab", "merges") if split_b.raw[key] != split_a.raw[key]]
+        if "merges" in differ:
+            merges = merges_bytes_changes(split_b.raw["merges"], split_a.raw["merges"], path)
+        big = {  # the same bytes, or merges compared as bytes: not even parsed
             key: (split_b.load(key), split_a.load(key))
-            for key in ("vocab", "merges")
-            if split_b.raw[key] != split_a.raw[key]  # same bytes: not even parsed
+            for key in differ
+            if key == "vocab" or merges is None
         }
     else:  # not in the usual layout: parse everything
         before, after = pair(old, new, path)
@@ -136,7 +141,9 @@ def _tokenizer_json_changes(old: RevisionView, new: RevisionView, path: str) -> 
     a_model = a_model if isinstance(a_model, dict) else {}
     if "vocab" in big and big["vocab"][0] != big["vocab"][1]:
         changes += vocab_changes(_vocab(big["vocab"][0]), _vocab(big["vocab"][1]), path)
-    if "merges" in big and big["merges"][0] != big["merges"][1]:
+    if merges is not None:
+        changes += merges
+    elif "merges" in big and big["merges"][0] != big["merges"][1]:
         changes += merges_changes(_merges(big["merges"][0]), _merges(big["merges"][1]), path)
     rest = [k for k in changed_keys(b_model, a_model) if k not in ("vocab", "merges")]
     if rest:
@@ -286,29 +293,6 @@ def vocab_changes(before: dict[str, int], after: dict[str, int], path: str) -> l
                 "added": added[:20],
                 "renumbered": {t: after[t] for t in renumbered[:20]},
             },
-        )
-    ]
-
-
-def merges_changes(before: list[str], after: list[str], path: str) -> list[Change]:
-    """BPE merges added, removed or re-ordered (the order is their priority)."""
-    old, new = set(before), set(after)
-    added = list(filterfalse(old.__contains__, after))
-    removed = list(filterfalse(new.__contains__, before))
-    if added or removed:
-        what = f"{len(added)} added, {len(removed)} removed"
-        if added:
-            what += f" (e.g. {listing(show(m) for m in added[:3])})"
-    else:
-        what = "the same merges in another order (their priority changed)"
-    return [
-        Change(
-            "tokenizer.merges",
-            Severity.BEHAVIOR,
-            f"{path}: merges {len(before)} → {len(after)}: {what}; text tokenizes differently.",
-            path,
-            {"count": len(before), "removed": removed[:20]},
-            {"count": len(after), "added": added[:20]},
         )
     ]
 

@@ -1,0 +1,237 @@
+"""BPE merges compared as lists, and tokenizer.json's model.merges compared as bytes.
+
+Parsed, a 150k-merge section is 150k lists and 300k strings: most of a re-trained tokenizer's
+diff time, and as long again to join and hash them. Written the way the `tokenizers` library
+writes it, the section is checked and compared with whole-buffer byte operations instead; only
+the merges between the first and last difference are split apart, and only those reported are
+decoded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from itertools import filterfalse
+from typing import NamedTuple, TypeVar
+
+import orjson
+
+from hubwatch.models import Change, Severity
+from hubwatch.tracker.diff.sections import listing, show
+
+T = TypeVar("T", bound=Hashable)
+
+_WS = b" \t\n\r"
+# Control characters are never raw in valid JSON, but for whitespace between values (which is
+# checked separately inside strings).
+_CONTROL = bytes(c for c in range(0x20) if c not in _WS)
+_ESCAPES = (b"\\b", b"\\f", b"\\n", b"\\r", b"\\t")
+# Escaped backslashes and quotes become two control bytes each (same length, never raw in
+# valid JSON), so that every quote left delimits a string; NUL separates merges.
+_BACKSLASH, _QUOTE, _SEP = b"\x01\x01", b"\x02\x02", b"\x00"
+_BLOCK = 1 << 16
+_FEW = 16  # middle merges looked up one by one in the other side's bytes; more: hashed
+
+
+def merges_changes(before: list[str], after: list[str], path: str) -> list[Change]:
+    """BPE merges added, removed or re-ordered (the order is their priority)."""
+    old, new = set(before), set(after)
+    added = list(filterfalse(old.__contains__, after))
+    removed = list(filterfalse(new.__contains__, before))
+    return _report(len(before), len(after), added, removed, path, str)
+
+
+def _report(
+    count_before: int,
+    count_after: int,
+    added: Sequence[T],
+    removed: Sequence[T],
+    path: str,
+    text: Callable[[T], str],
+) -> list[Change]:
+    shown_added = [text(m) for m in added[:20]]
+    if added or removed:
+        what = f"{len(added)} added, {len(removed)} removed"
+        if added:
+            what += f" (e.g. {listing(show(m) for m in shown_added[:3])})"
+    else:
+        what = "the same merges in another order (their priority changed)"
+    return [
+        Change(
+            "tokenizer.merges",
+            Severity.BEHAVIOR,
+            f"{path}: merges {count_before} → {count_after}: {what}; text tokenizes differently.",
+            path,
+            {"count": count_before, "removed": [text(m) for m in removed[:20]]},
+            {"count": count_after, "added": shown_added},
+        )
+    ]
+
+
+class _Layout(NamedTuple):
+    """How a merges section is written: the bytes around and between its strings."""
+
+    head: bytes
+    """Up to and including the first string's opening quote: `[["` or `["`."""
+    within: bytes
+    """Between two strings of one merge, quotes included: `","`; empty for "a b" strings."""
+    between: bytes
+    """Between two merges, quotes included: `"],["` or `","`; empty with a single merge."""
+    tail: bytes
+    """From the last string's closing quote to the end: `"]]` or `"]`."""
+
+
+class _Section(NamedTuple):
+    layout: _Layout
+    merges: bytes
+    """The strings' escaped text: merges separated by NUL, a merge's strings by `within`."""
+    spaces: bool
+    """Whether a string holds a space."""
+
+
+def merges_bytes_changes(before: bytes, after: bytes, path: str) -> list[Change] | None:
+    """`merges_changes` for two differing model.merges sections, compared as bytes.
+
+    Exact for what the `tokenizers` library writes (compact or indented, pairs or "a b"
+    strings) as long as both sides share a layout and spell every string the one way JSON
+    allows without `\\u` or `\\/` escapes. Anything else, malformed JSON included, is None:
+    parse it instead.
+    """
+    old, new = _section(before), _section(after)
+    if old is None or new is None or old.layout != new.layout:
+        return None
+    if old.merges == new.merges:  # another spelling of the same list: nothing changed
+        return []
+    within, b, a = old.layout.within, old.merges, new.merges
+    if within and (old.spaces or new.spaces):
+        # Merges are told apart as "a b" strings, as when parsed and joined: with spaces in
+        # tokens, two different pairs can be one merge.
+        within, b, a = b" ", b.replace(within, b" "), a.replace(within, b" ")
+    b, a = _SEP + b + _SEP, _SEP + a + _SEP  # every merge between two NULs
+    # Whole merges before `start` and from `end` on are the same bytes on both sides.
+    start = b.rfind(_SEP, 0, _common_prefix(b, a))
+    end = len(b) - _common_suffix(b, a, min(len(b), len(a)) - start)
+    end_b = b.find(_SEP, end)
+    end_a = end_b - len(b) + len(a)
+    middle_b = _split(b[start : end_b + 1])
+    middle_a = _split(a[start : end_a + 1])
+    removed = list(filterfalse(set(middle_a).__contains__, middle_b))
+    added = list(filterfalse(set(middle_b).__contains__, middle_a))
+    if len(removed) + len(added) <= _FEW:  # the rest: a NUL-delimited search of the other side
+        removed = [m for m in removed if _SEP + m + _SEP not in a]
+        added = [m for m in added if _SEP + m + _SEP not in b]
+    else:
+        old_all, new_all = set(_split(b)), set(_split(a))
+        removed = list(filterfalse(new_all.__contains__, removed))
+        added = list(filterfalse(old_all.__contains__, added))
+
+    def text(merge: bytes) -> str:
+        if within:
+            merge = merge.replace(within, b" ")
+        raw = merge.replace(_BACKSLASH, b"\\\\").replace(_QUOTE, b'\\"')
+        value: str = orjson.loads(b'"' + raw + b'"')
+        return value
+
+    return _report(b.count(_SEP) - 1, a.count(_SEP) - 1, added, removed, path, text)
+
+
+def _split(delimited: bytes) -> list[bytes]:
+    """The merges in `NUL merge NUL merge … NUL` (none in a lone NUL)."""
+    return delimited[1:-1].split(_SEP) if len(delimited) > 1 else []
+
+
+def _section(raw: bytes) -> _Section | None:
+    """A merges section taken apart by its layout; None unless well-formed in one layout.
+
+    Every quote must open or close a string and sit in the head, tail, or a `between` or
+    `within` separator, and the strings between them must be valid JSON string text: then
+    this reading is the only parse there is.
+    """
+    if len(raw.translate(None, _CONTROL)) != len(raw):
+        return None
+    try:
+        raw.decode()
+    except UnicodeDecodeError:
+        return None
+    text = raw.strip(_WS).replace(b"\\\\", _BACKSLASH).replace(b'\\"', _QUOTE)
+    # The escapes left must be the only spelling of a control character.
+    if b"\\" in text and text.count(b"\\") != sum(map(text.count, _ESCAPES)):
+        return None
+    head_end = text.find(b"[", text.find(b"[") + 1)  # a second bracket before any string
+    pairs = 0 <= head_end < text.find(b'"')
+    quotes = _quotes(text, 5 if pairs else 3)  # the first merge's, and the next one's first
+    per_merge = 4 if pairs else 2
+    if len(quotes) < per_merge:
+        return None
+    first, last = quotes[0], text.rfind(b'"')
+    head, tail = text[: first + 1], text[last:]
+    within = text[quotes[1] : quotes[2] + 1] if pairs else b""
+    if head[:-1].translate(None, _WS) != (b"[[" if pairs else b"["):
+        return None
+    if tail[1:].translate(None, _WS) != (b"]]" if pairs else b"]"):
+        return None
+    if pairs and within[1:-1].translate(None, _WS) != b",":
+        return None
+    between = b""
+    if quotes[per_merge - 1] != last:  # more than one merge
+        if len(quotes) <= per_merge:
+            return None
+        between = text[quotes[per_merge - 1] : quotes[per_merge] + 1]
+        if between[1:-1].translate(None, _WS) != (b"],[" if pairs else b","):
+            return None
+    body = text[first + 1 : last]
+    merges = body.replace(between, _SEP) if between else body
+    withins = merges.count(within) if within else 0
+    if merges.count(b'"') != 2 * withins:
+        return None  # a quote outside every separator: not this layout
+    # Raw tabs and newlines (and, below, spaces) in `merges` belong to `within`, or to a string.
+    tabs = sum(map(within.count, (b"\t", b"\n", b"\r")))
+    if len(merges.translate(None, b"\t\n\r")) != len(merges) - withins * tabs:
+        return None
+    spaces = merges.count(b" ") != withins * within.count(b" ")
+    return _Section(_Layout(head, within, between, tail), merges, spaces)
+
+
+def _common_prefix(a: bytes, b: bytes) -> int:
+    """How many leading bytes `a` and `b` share, compared a block at a time."""
+    n, same = min(len(a), len(b)), 0
+    while same < n:
+        block = min(_BLOCK, n - same)
+        if a[same : same + block] != b[same : same + block]:
+            low, high = same, same + block - 1  # the answer lies in [low, high]
+            while low < high:
+                mid = (low + high + 1) // 2
+                if a[same:mid] == b[same:mid]:
+                    low = mid
+                else:
+                    high = mid - 1
+            return low
+        same += block
+    return n
+
+
+def _common_suffix(a: bytes, b: bytes, limit: int) -> int:
+    """How many trailing bytes `a` and `b` share, up to `limit`."""
+    la, lb, same = len(a), len(b), 0
+    while same < limit:
+        block = min(_BLOCK, limit - same)
+        if a[la - same - block : la - same] != b[lb - same - block : lb - same]:
+            low, high = same, same + block - 1
+            while low < high:
+                mid = (low + high + 1) // 2
+                if a[la - mid : la - same] == b[lb - mid : lb - same]:
+                    low = mid
+                else:
+                    high = mid - 1
+            return low
+        same += block
+    return limit
+
+
+def _quotes(text: bytes, count: int) -> list[int]:
+    """Where the first `count` quotes in `text` are."""
+    found: list[int] = []
+    at = text.find(b'"')
+    while at >= 0 and len(found) < count:
+        found.append(at)
+        at = text.find(b'"', at + 1)
+    return found
