@@ -86,6 +86,8 @@ class _Section(NamedTuple):
     """The strings' escaped text: merges separated by NUL, a merge's strings by `within`."""
     spaces: bool
     """Whether a string holds a space."""
+    size: int
+    """How many merges there are."""
 
 
 def merges_bytes_changes(before: bytes, after: bytes, path: str) -> list[Change] | None:
@@ -112,6 +114,11 @@ def merges_bytes_changes(before: bytes, after: bytes, path: str) -> list[Change]
     end = len(b) - _common_suffix(b, a, min(len(b), len(a)) - start)
     end_b = b.find(_SEP, end)
     end_a = end_b - len(b) + len(a)
+    try:  # UTF-8 throughout: all of `b`, and what `a` does not share with it
+        b.decode()
+        a[start : end_a + 1].decode()
+    except UnicodeDecodeError:
+        return None
     middle_b = _split(b[start : end_b + 1])
     middle_a = _split(a[start : end_a + 1])
     removed = list(filterfalse(set(middle_a).__contains__, middle_b))
@@ -131,7 +138,7 @@ def merges_bytes_changes(before: bytes, after: bytes, path: str) -> list[Change]
         value: str = orjson.loads(b'"' + raw + b'"')
         return value
 
-    return _report(b.count(_SEP) - 1, a.count(_SEP) - 1, added, removed, path, text)
+    return _report(old.size, new.size, added, removed, path, text)
 
 
 def _split(delimited: bytes) -> list[bytes]:
@@ -143,14 +150,10 @@ def _section(raw: bytes) -> _Section | None:
     """A merges section taken apart by its layout; None unless well-formed in one layout.
 
     Every quote must open or close a string and sit in the head, tail, or a `between` or
-    `within` separator, and the strings between them must be valid JSON string text: then
-    this reading is the only parse there is.
+    `within` separator, and the strings between them must be valid JSON string text (UTF-8
+    is checked by the caller): then this reading is the only parse there is.
     """
     if len(raw.translate(None, _CONTROL)) != len(raw):
-        return None
-    try:
-        raw.decode()
-    except UnicodeDecodeError:
         return None
     text = raw.strip(_WS).replace(b"\\\\", _BACKSLASH).replace(b'\\"', _QUOTE)
     # The escapes left must be the only spelling of a control character.
@@ -188,7 +191,9 @@ def _section(raw: bytes) -> _Section | None:
     if len(merges.translate(None, b"\t\n\r")) != len(merges) - withins * tabs:
         return None
     spaces = merges.count(b" ") != withins * within.count(b" ")
-    return _Section(_Layout(head, within, between, tail), merges, spaces)
+    # Each `between` became one NUL.
+    count = 1 + (len(body) - len(merges)) // (len(between) - 1) if between else 1
+    return _Section(_Layout(head, within, between, tail), merges, spaces, count)
 
 
 def _common_prefix(a: bytes, b: bytes) -> int:

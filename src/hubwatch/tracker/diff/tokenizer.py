@@ -11,7 +11,7 @@ import posixpath
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from itertools import compress, filterfalse, repeat
-from operator import ne
+from operator import eq, ne
 from typing import Any
 
 from hubwatch.models import Change, Severity
@@ -192,12 +192,11 @@ def split_tokenizer_json(data: bytes | None) -> SplitTokenizer | None:
     vocab_start = vocab_key + len(b'"vocab":')
     vocab_end = data.rfind(b",", vocab_start, merges_key)
     merges_start = merges_key + len(b'"merges":')
-    tail = data.rstrip()
-    for _ in range(2):  # the closing braces of `model` and of the file
-        if not tail.endswith(b"}"):
+    merges_end = _rstripped(data, len(data))
+    for _ in range(2):  # the closing braces of `model` and of the file (no 8 MB copies)
+        if data[merges_end - 1 : merges_end] != b"}":
             return None
-        tail = tail[:-1].rstrip()
-    merges_end = len(tail)
+        merges_end = _rstripped(data, merges_end - 1)
     if vocab_end < 0 or merges_end <= merges_start:
         return None
     skeleton = parse_json(
@@ -213,6 +212,13 @@ def split_tokenizer_json(data: bytes | None) -> SplitTokenizer | None:
     return SplitTokenizer(
         skeleton, {"vocab": data[vocab_start:vocab_end], "merges": data[merges_start:merges_end]}
     )
+
+
+def _rstripped(data: bytes, end: int) -> int:
+    """Where `data[:end].rstrip()` would end."""
+    while end and data[end - 1] in b" \t\n\r\x0b\x0c":
+        end -= 1
+    return end
 
 
 def _kind_of(section: Any) -> str:
@@ -254,14 +260,26 @@ def _by_content(value: Any) -> dict[str, dict[str, Any]]:
 # -- the pieces, shared by every file that holds them -------------------------------------------
 
 
+def _ids_are_positions(vocab: dict[str, int]) -> bool:
+    return all(map(eq, vocab.values(), range(len(vocab))))
+
+
 def vocab_changes(before: dict[str, int], after: dict[str, int], path: str) -> list[Change]:
     """Tokens added, removed or given another id."""
     if before == after:
         return []
     # Every token is visited in C (map, compress, filterfalse); Python only sees the tokens
-    # that moved. The ids are compared with != exactly as before[t] != after[t] would.
-    ids_after = map(after.get, before, repeat(_MISSING))
-    moved = list(compress(before, map(ne, before.values(), ids_after)))
+    # that moved, in `before`'s order: those whose id differs (before[t] != after[t]) or that
+    # are gone.
+    if _ids_are_positions(before) and _ids_are_positions(after):
+        # As `tokenizers` writes them (ids 0, 1, 2… in order), a token's id is its position
+        # and the tokens that moved are those with another token in their place.
+        tokens_before, tokens_after = list(before), list(after)
+        moved = list(compress(tokens_before, map(ne, tokens_before, tokens_after)))
+        moved += tokens_before[len(tokens_after) :]
+    else:
+        ids_after = map(after.get, before, repeat(_MISSING))
+        moved = list(compress(before, map(ne, before.values(), ids_after)))
     removed = [t for t in moved if t not in after]
     renumbered = [t for t in moved if t in after]
     kept = len(before) - len(removed)
