@@ -67,21 +67,9 @@ def _report(
     ]
 
 
-class _Layout(NamedTuple):
-    """How a merges section is written: the bytes around and between its strings."""
-
-    head: bytes
-    """Up to and including the first string's opening quote: `[["` or `["`."""
+class _Section(NamedTuple):
     within: bytes
     """Between two strings of one merge, quotes included: `","`; empty for "a b" strings."""
-    between: bytes
-    """Between two merges, quotes included: `"],["` or `","`; empty with a single merge."""
-    tail: bytes
-    """From the last string's closing quote to the end: `"]]` or `"]`."""
-
-
-class _Section(NamedTuple):
-    layout: _Layout
     merges: bytes
     """The strings' escaped text: merges separated by NUL, a merge's strings by `within`."""
     spaces: bool
@@ -94,16 +82,17 @@ def merges_bytes_changes(before: bytes, after: bytes, path: str) -> list[Change]
     """`merges_changes` for two differing model.merges sections, compared as bytes.
 
     Exact for what the `tokenizers` library writes (compact or indented, pairs or "a b"
-    strings) as long as both sides share a layout and spell every string the one way JSON
-    allows without `\\u` or `\\/` escapes. Anything else, malformed JSON included, is None:
-    parse it instead.
+    strings) as long as both sides write a merge's strings alike and spell every string the
+    one way JSON allows without `\\u` or `\\/` escapes. Anything else, malformed JSON
+    included, is None: parse it instead. So is a merge whose second token is `],[`, which
+    reads like the separator between two merges.
     """
     old, new = _section(before), _section(after)
-    if old is None or new is None or old.layout != new.layout:
+    if old is None or new is None or old.within != new.within:
         return None
     if old.merges == new.merges:  # another spelling of the same list: nothing changed
         return []
-    within, b, a = old.layout.within, old.merges, new.merges
+    within, b, a = old.within, old.merges, new.merges
     if within and (old.spaces or new.spaces):
         # Merges are told apart as "a b" strings, as when parsed and joined: with spaces in
         # tokens, two different pairs can be one merge.
@@ -193,7 +182,7 @@ def _section(raw: bytes) -> _Section | None:
     spaces = merges.count(b" ") != withins * within.count(b" ")
     # Each `between` became one NUL.
     count = 1 + (len(body) - len(merges)) // (len(between) - 1) if between else 1
-    return _Section(_Layout(head, within, between, tail), merges, spaces, count)
+    return _Section(within, merges, spaces, count)
 
 
 def _common_prefix(a: bytes, b: bytes) -> int:
