@@ -48,6 +48,7 @@ def parsed(before: bytes, after: bytes) -> list[Change]:
         ([["a b", "c"], ["d", "e"]], [["a", "b c"], ["d", "e"]]),  # one merge once joined
         ([["a b", "c"], ["d", "e"]], [["d", "e"]]),
         ([["a", "b"]], [["a", "c"]]),
+        (PAIRS, [["a"], *PAIRS, ["b", "c", "d"]]),  # not pairs: joined all the same
         ([f"{a} {b}" for a, b in PAIRS], [f"{a} {b}" for a, b in PAIRS[1:]]),  # "a b" strings
         (["a b", "ab c"], ["ab c", "a b"]),
     ],
@@ -68,7 +69,7 @@ def test_bytes_compare_reports_what_parsing_does(
         (compact(PAIRS), compact(PAIRS[1:])[:-1]),  # cut short
         (compact(PAIRS), compact(PAIRS[1:]).replace("é".encode(), b"\xff")),  # not UTF-8
         (compact(PAIRS), compact(PAIRS[1:]).replace(b"\\n", b"\n")),  # a raw newline
-        (compact(PAIRS), compact([["a"], *PAIRS])),  # the first merge is not a pair
+        (compact([["a"], *PAIRS]), compact(PAIRS)),  # the first merge is not a pair
         (compact(PAIRS), compact([*PAIRS, ["a", 1]])),
         (compact(PAIRS), compact([*PAIRS, []])),
         (compact(PAIRS), compact([PAIRS[0], ["a", "],["], *PAIRS])),

@@ -70,12 +70,32 @@ def _report(
 class _Section(NamedTuple):
     within: bytes
     """Between two strings of one merge, quotes included: `","`; empty for "a b" strings."""
+    between: bytes
+    """Between two merges, quotes included: `"],["` or `","`; empty with a single merge."""
+    text: bytes
+    """The section, stripped, with escaped backslashes and quotes masked."""
+    first: int
+    """Where in `text` the first string's opening quote is."""
+    last: int
+    """Where in `text` the last string's closing quote is."""
     merges: bytes
     """The strings' escaped text: merges separated by NUL, a merge's strings by `within`."""
     spaces: bool
     """Whether a string holds a space."""
     size: int
     """How many merges there are."""
+
+
+class _Middle(NamedTuple):
+    """What the other side holds where it differs from a `_Section`'s bytes."""
+
+    start: int
+    """The NUL in the section's `merges` that the difference follows (-1: the start)."""
+    end: int
+    """The NUL it ends at (`len(merges)`: the end)."""
+    merges: bytes
+    """The other side's merges in between, NUL-separated."""
+    spaces: bool
 
 
 def merges_bytes_changes(before: bytes, after: bytes, path: str) -> list[Change] | None:
@@ -87,8 +107,14 @@ def merges_bytes_changes(before: bytes, after: bytes, path: str) -> list[Change]
     included, is None: parse it instead. So is a merge whose second token is `],[`, which
     reads like the separator between two merges.
     """
-    old, new = _section(before), _section(after)
-    if old is None or new is None or old.within != new.within:
+    old = _section(before)
+    if old is None:
+        return None
+    middle = _middle(old, before, after)
+    if middle is not None and not (old.spaces or middle.spaces):
+        return _changes_in_middle(old, middle, path)
+    new = _section(after)
+    if new is None or old.within != new.within:
         return None
     if old.merges == new.merges:  # another spelling of the same list: nothing changed
         return []
@@ -119,6 +145,40 @@ def merges_bytes_changes(before: bytes, after: bytes, path: str) -> list[Change]
         old_all, new_all = set(_split(b)), set(_split(a))
         removed = list(filterfalse(new_all.__contains__, removed))
         added = list(filterfalse(old_all.__contains__, added))
+    return _report(old.size, new.size, added, removed, path, _decoder(within))
+
+
+def _changes_in_middle(old: _Section, middle: _Middle, path: str) -> list[Change] | None:
+    """The changes when the other side is `old` but for `middle`."""
+    try:
+        old.merges.decode()
+    except UnicodeDecodeError:
+        return None
+    b = _SEP + old.merges + _SEP  # every merge between two NULs; positions move by one
+    before = _split(b[middle.start + 1 : middle.end + 2])
+    after = _split(_SEP + middle.merges + _SEP)
+    if before == after:  # the same merges, written another way
+        return []
+    removed = list(filterfalse(set(after).__contains__, before))
+    added = list(filterfalse(set(before).__contains__, after))
+    head, tail = middle.start + 2, middle.end + 1  # the shared merges: b[:head] and b[tail:]
+    if len(removed) + len(added) <= _FEW:
+        removed = [
+            m
+            for m in removed
+            if b.find(_SEP + m + _SEP, 0, head) < 0 and b.find(_SEP + m + _SEP, tail) < 0
+        ]
+        added = [m for m in added if _SEP + m + _SEP not in b]
+    else:
+        shared = {*_split(b[:head]), *_split(b[tail:])}
+        removed = list(filterfalse(shared.union(after).__contains__, removed))
+        added = list(filterfalse(shared.union(before).__contains__, added))
+    size = old.size - len(before) + len(after)
+    return _report(old.size, size, added, removed, path, _decoder(old.within))
+
+
+def _decoder(within: bytes) -> Callable[[bytes], str]:
+    """Spells a merge, in its NUL-separated form, as the joined string parsing gives."""
 
     def text(merge: bytes) -> str:
         if within:
@@ -127,7 +187,7 @@ def merges_bytes_changes(before: bytes, after: bytes, path: str) -> list[Change]
         value: str = orjson.loads(b'"' + raw + b'"')
         return value
 
-    return _report(old.size, new.size, added, removed, path, text)
+    return text
 
 
 def _split(delimited: bytes) -> list[bytes]:
@@ -144,9 +204,8 @@ def _section(raw: bytes) -> _Section | None:
     """
     if len(raw.translate(None, _CONTROL)) != len(raw):
         return None
-    text = raw.strip(_WS).replace(b"\\\\", _BACKSLASH).replace(b'\\"', _QUOTE)
-    # The escapes left must be the only spelling of a control character.
-    if b"\\" in text and text.count(b"\\") != sum(map(text.count, _ESCAPES)):
+    text = _masked(raw.strip(_WS))
+    if text is None:
         return None
     head_end = text.find(b"[", text.find(b"[") + 1)  # a second bracket before any string
     pairs = 0 <= head_end < text.find(b'"')
@@ -170,7 +229,24 @@ def _section(raw: bytes) -> _Section | None:
         between = text[quotes[per_merge - 1] : quotes[per_merge] + 1]
         if between[1:-1].translate(None, _WS) != (b"],[" if pairs else b","):
             return None
-    body = text[first + 1 : last]
+    body = _body(text[first + 1 : last], within, between)
+    if body is None:
+        return None
+    return _Section(within, between, text, first, last, *body)
+
+
+def _masked(raw: bytes) -> bytes | None:
+    """`raw` with escaped backslashes and quotes masked; None if it holds another escape than
+    the only spelling of a control character."""
+    text = raw.replace(b"\\\\", _BACKSLASH).replace(b'\\"', _QUOTE)
+    if b"\\" in text and text.count(b"\\") != sum(map(text.count, _ESCAPES)):
+        return None
+    return text
+
+
+def _body(body: bytes, within: bytes, between: bytes) -> tuple[bytes, bool, int] | None:
+    """The merges (NUL-separated), whether a string holds a space, and how many merges there
+    are, in the masked text from just after an opening quote to just before a closing one."""
     merges = body.replace(between, _SEP) if between else body
     withins = merges.count(within) if within else 0
     if merges.count(b'"') != 2 * withins:
@@ -181,8 +257,64 @@ def _section(raw: bytes) -> _Section | None:
         return None
     spaces = merges.count(b" ") != withins * within.count(b" ")
     # Each `between` became one NUL.
-    count = 1 + (len(body) - len(merges)) // (len(between) - 1) if between else 1
-    return _Section(within, merges, spaces, count)
+    size = 1 + (len(body) - len(merges)) // (len(between) - 1) if between else 1
+    return merges, spaces, size
+
+
+def _middle(old: _Section, before: bytes, after: bytes) -> _Middle | None:
+    """Where `after` differs from `before`, cut at merge boundaries in the bytes they share,
+    with after's merges there checked as `_section` checks a whole section; None when the
+    difference is not inside the list of merges, or `after` is not well-formed there."""
+    text, between, size = old.text, old.between, len(old.between)
+    if not between:
+        return None
+    b, a = before.strip(_WS), after.strip(_WS)  # `text`'s positions are `b`'s
+    shared_head = _common_prefix(b, a)
+    if shared_head <= old.first:
+        return None
+    shared_tail = _common_suffix(b, a, min(len(b), len(a)) - shared_head)
+
+    def boundary(at: int) -> bool:  # a closing quote starts it: not a token "],[" (or ",")
+        return at >= 0 and text.count(b'"', 0, at) % 2 == 1
+
+    def nul(at: int) -> int:  # where the boundary at `at` is in `old.merges`
+        return at - old.first - 1 - text.count(between, old.first + 1, at) * (size - 1)
+
+    cut = text.rfind(between, old.first + 1, shared_head)
+    while cut >= 0 and not boundary(cut):
+        cut = text.rfind(between, old.first + 1, cut + size - 1)
+    start, start_nul = (cut + size, nul(cut)) if cut >= 0 else (old.first + 1, -1)
+    lowest = max(len(b) - shared_tail, start)
+    cut = text.find(between, lowest, old.last + 1)
+    while cut >= 0 and not boundary(cut):
+        cut = text.find(between, cut + 1, old.last + 1)
+    if cut >= 0:
+        end_b, end_nul = cut, nul(cut)
+        end_a = cut - len(b) + len(a)
+    else:  # up to the last string: after must close its list as before does
+        end_b, end_nul = old.last, len(old.merges)
+        end_a = a.rfind(b'"')
+        if a[end_a + 1 :].translate(None, _WS) != text[old.last + 1 :].translate(None, _WS):
+            return None
+    if end_a < start or a[end_a - 1 : end_a] == b"\\" or end_b < start:
+        return None  # an escaped quote where the cut needs a closing one
+    if (start_nul >= 0 and old.merges[start_nul] != 0) or (
+        end_nul < len(old.merges) and old.merges[end_nul] != 0
+    ):
+        return None
+    raw = a[start:end_a]
+    if len(raw.translate(None, _CONTROL)) != len(raw):
+        return None
+    try:
+        raw.decode()
+    except UnicodeDecodeError:
+        return None
+    masked = _masked(raw)
+    body = None if masked is None else _body(masked, old.within, between)
+    if body is None:
+        return None
+    merges, spaces, _ = body
+    return _Middle(start_nul, end_nul, merges, spaces)
 
 
 def _common_prefix(a: bytes, b: bytes) -> int:
