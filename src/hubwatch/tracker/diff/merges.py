@@ -110,8 +110,8 @@ def merges_bytes_changes(before: bytes, after: bytes, path: str) -> list[Change]
     old = _section(before)
     if old is None:
         return None
-    middle = _middle(old, before, after)
-    if middle is not None and not (old.spaces or middle.spaces):
+    middle = None if old.spaces else _middle(old, before, after)
+    if middle is not None and not middle.spaces:
         return _changes_in_middle(old, middle, path)
     new = _section(after)
     if new is None or old.within != new.within:
