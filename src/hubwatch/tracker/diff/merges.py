@@ -96,6 +96,7 @@ class _Middle(NamedTuple):
     merges: bytes
     """The other side's merges in between, NUL-separated."""
     spaces: bool
+    """Whether one of their strings holds a space."""
 
 
 def merges_bytes_changes(before: bytes, after: bytes, path: str) -> list[Change] | None:
@@ -110,6 +111,8 @@ def merges_bytes_changes(before: bytes, after: bytes, path: str) -> list[Change]
     old = _section(before)
     if old is None:
         return None
+    # The new side is read only where its bytes differ from the old; tokens with spaces need
+    # the joined comparison below.
     middle = None if old.spaces else _middle(old, before, after)
     if middle is not None and not middle.spaces:
         return _changes_in_middle(old, middle, path)
