@@ -6,8 +6,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-import structlog
-
 from hubwatch.advisories.attach import AdvisoryAttacher
 from hubwatch.advisories.offline import OfflineOsvService
 from hubwatch.advisories.osv import OsvService
@@ -23,8 +21,6 @@ from hubwatch.tracker.poll import Tracker
 from hubwatch.tracker.retry import RetryPolicy
 from hubwatch.tracker.snapshot import Limits
 from hubwatch.tracker.source import RevisionSource
-
-log = structlog.get_logger(__name__)
 
 
 @dataclass
@@ -75,17 +71,13 @@ def runtime(settings: Settings) -> Iterator[Runtime]:
     }
     service = advisory_service(settings)
     attacher = AdvisoryAttacher(store, service) if service else None
-    checking = attacher is not None and _has_advisory_data(settings)
     notifier = WebhookNotifier(store)
     tracker = Tracker(
         store,
         sources,
         Limits(settings.max_file_bytes, settings.max_header_bytes),
         RetryPolicy(attempts=settings.retries, max_wait_s=settings.retry_max_wait_s),
-        after_revision=[
-            *([attacher.after_revision] if attacher and checking else []),
-            notifier.after_revision,
-        ],
+        after_revision=[*([attacher.after_revision] if attacher else []), notifier.after_revision],
     )
     try:
         yield Runtime(settings, store, tracker, sources, attacher, notifier)
@@ -95,18 +87,6 @@ def runtime(settings: Settings) -> Iterator[Runtime]:
         for source in sources.values():
             source.close()
         store.close()
-
-
-def _has_advisory_data(settings: Settings) -> bool:
-    """Whether advisories can be checked now; without an offline database, say so once (not
-    once per revision): `hubwatch osv sync` fetches it and re-checks every stored revision."""
-    if settings.advisory_service != "offline":
-        return True
-    root = settings.osv_database_dir
-    if root.is_dir() and any(root.iterdir()):
-        return True
-    log.warning("advisory_database_missing", path=str(root), hint="run `hubwatch osv sync`")
-    return False
 
 
 def refresh_advisories(settings: Settings, store: Store) -> int:
