@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx2
@@ -75,6 +76,7 @@ def test_readme_run_command_tracks_then_polls_until_sigterm(tmp_path: Path) -> N
         try:
             _wait_for(lines, "poll_cycle_finished", 1, timeout=60)
             add_commits(upstream, [CommitSpec({"config.json": b'{"model_type": "qwen3", "x": 1}'})])
+            hub.touch(repo_id, datetime.now(UTC))  # the Hub's lastModified is the push time
             _wait_for(lines, "revision_detected", 2, timeout=30)
             # The same process serves the API over what it polled.
             _wait_for(lines, "api_started", 1, timeout=30)

@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx2
@@ -109,6 +110,8 @@ def test_killed_daemon_loses_no_webhook_and_each_event_arrives_once(tmp_path: Pa
             "HUBWATCH_WEBHOOK_ALLOWED_NETWORKS": '["127.0.0.0/8"]',
             "HUBWATCH_WEBHOOK_INTERVAL_S": "0.2",
             "HUBWATCH_WEBHOOK_RETRY_BASE_S": "0.3",
+            # The killed daemon may die holding the discovery lease; it expires after this.
+            "HUBWATCH_LEASE_S": "3",
             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
         }
         env.pop("HF_TOKEN", None)
@@ -129,6 +132,7 @@ def test_killed_daemon_loses_no_webhook_and_each_event_arrives_once(tmp_path: Pa
             health = httpx2.get(f"http://127.0.0.1:{port}/healthz", timeout=5)
             assert health.json()["repos"] == 1
             add_commits(upstream, [generation([1, 2, 3])])  # detected by the poll, then sent
+            hub.touch(REPO_ID, datetime.now(UTC))  # the Hub's lastModified is the push time
             wait_for(lambda: second.count("revision_detected") >= 1, "the new revision")
             wait_for(
                 lambda: len({r.headers["webhook-id"] for r in receiver.accepted()}) >= 3,

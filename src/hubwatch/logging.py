@@ -49,7 +49,8 @@ def configure_logging(level: str = "INFO", json: bool = False) -> None:
     wanted = logging.getLevelName(level.upper())
     root.setLevel(max(wanted, logging.INFO))
     logging.getLogger("hubwatch").setLevel(wanted)
-    logging.getLogger("alembic").setLevel(logging.WARNING)
+    for chatty in ("alembic", "apscheduler"):  # migrations and every job run, at INFO
+        logging.getLogger(chatty).setLevel(logging.WARNING)
     # NOTE: our own events go through the same stdlib handler as the libraries' (one stream,
     # one lock): two writers on stderr interleave lines from different threads (workers).
     structlog.configure(
