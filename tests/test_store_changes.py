@@ -90,3 +90,12 @@ def test_replace_changes_sets_one_kind_and_keeps_the_others(filled: SqlStore) ->
     assert second.changes == (STOP, CARD)
     with pytest.raises(UnknownRevision):
         filled.replace_changes(REPO.repo_id, sha(99), "advisories.changed", [advisory])
+
+
+def test_nul_characters_from_upstream_are_stored_as_replacement(store: SqlStore) -> None:
+    store.add_repo(REPO)
+    nul = Change("config.other", Severity.INFO, "name changed to 'a\x00b'.", detail="x\x00y")
+    store.add_revision(REPO.repo_id, replace(snapshot(1, {"a": b"1"}), changes=(nul,)))
+    (recorded,) = store.changes(REPO.repo_id)
+    assert recorded.changes[0].summary == "name changed to 'a\ufffdb'."
+    assert recorded.changes[0].detail == "x\ufffdy"

@@ -102,14 +102,19 @@ def _rows(
             kind=change.kind[:64],
             severity=change.severity.value,
             rank=change.severity.rank,
-            summary=change.summary,
+            summary=_text(change.summary),
             path=change.path[:1024] if change.path else None,
             before=change.before,
             after=change.after,
-            detail=change.detail,
+            detail=_text(change.detail) if change.detail is not None else None,
         )
         for i, change in enumerate(changes)
     ]
+
+
+def _text(value: str) -> str:
+    """Text PostgreSQL accepts: upstream values quoted in a summary may hold NUL characters."""
+    return value.replace("\x00", "\ufffd")
 
 
 def _change(row: ChangeRow) -> Change:
