@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from hubwatch.advisories.attach import AdvisoryAttacher
+from hubwatch.advisories.attach import AdvisoryAttached, AdvisoryAttacher
 from hubwatch.advisories.offline import OfflineOsvService
 from hubwatch.advisories.osv import OsvService
 from hubwatch.advisories.service import AdvisoryService
@@ -89,6 +89,29 @@ def runtime(settings: Settings) -> Iterator[Runtime]:
         store.close()
 
 
+def download_advisories(settings: Settings) -> dict[str, int]:
+    """Download the offline OSV database afresh; bytes per ecosystem ({} unless offline)."""
+    if settings.advisory_service != "offline":
+        return {}
+    import httpx2
+
+    from hubwatch.advisories.offline import download_database
+
+    with httpx2.Client(timeout=httpx2.Timeout(settings.http_timeout_s)) as client:
+        return download_database(client, settings.osv_database_url, settings.osv_database_dir)
+
+
+def recheck_advisories(settings: Settings, store: Store) -> list[AdvisoryAttached]:
+    """Re-check every stored revision; the advisory matches newly attached ([] when off)."""
+    service = advisory_service(settings)
+    if service is None:
+        return []
+    try:
+        return AdvisoryAttacher(store, service).recheck_all()
+    finally:
+        service.close()
+
+
 def refresh_advisories(settings: Settings, store: Store) -> int:
     """Download the advisory data afresh (offline service) and re-check every stored revision.
 
@@ -96,16 +119,5 @@ def refresh_advisories(settings: Settings, store: Store) -> int:
     """
     if settings.advisory_service == "off":
         return 0
-    if settings.advisory_service == "offline":
-        import httpx2
-
-        from hubwatch.advisories.offline import download_database
-
-        with httpx2.Client(timeout=httpx2.Timeout(settings.http_timeout_s)) as client:
-            download_database(client, settings.osv_database_url, settings.osv_database_dir)
-    service = advisory_service(settings)
-    assert service is not None
-    try:
-        return len(AdvisoryAttacher(store, service).recheck_all())
-    finally:
-        service.close()
+    download_advisories(settings)
+    return len(recheck_advisories(settings, store))

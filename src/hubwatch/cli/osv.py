@@ -5,13 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-import httpx2
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from hubwatch.advisories.attach import AdvisoryAttacher, StoreChangeFeed
-from hubwatch.advisories.offline import download_database
+from hubwatch.advisories.attach import StoreChangeFeed
 from hubwatch.advisories.publish import export, publish
 from hubwatch.cli.base import (
     JsonOption,
@@ -26,7 +24,7 @@ from hubwatch.cli.base import (
     when,
 )
 from hubwatch.errors import HubwatchError
-from hubwatch.runtime import advisory_service, open_store
+from hubwatch.runtime import download_advisories, open_store, recheck_advisories
 
 osv_app = typer.Typer(
     help="Known advisories (OSV) of each revision, and our changes as OSV records.",
@@ -47,19 +45,11 @@ def sync(
         if cfg.advisory_service == "off":
             err.print("advisories are off (HUBWATCH_ADVISORY_SERVICE=off): nothing to do")
             return
-        if download and cfg.advisory_service == "offline":
-            with httpx2.Client(timeout=httpx2.Timeout(cfg.http_timeout_s)) as client:
-                sizes = download_database(client, cfg.osv_database_url, cfg.osv_database_dir)
-            for ecosystem, size in sizes.items():
-                err.print(f"downloaded {ecosystem}/all.zip ({size} bytes)", highlight=False)
-        service = advisory_service(cfg)
-        assert service is not None
-        store = open_store(cfg)
-        try:
-            attached = AdvisoryAttacher(store, service).recheck_all()
-        finally:
-            store.close()
-            service.close()
+        sizes = download_advisories(cfg) if download else {}
+        for ecosystem, size in sizes.items():
+            err.print(f"downloaded {ecosystem}/all.zip ({size} bytes)", highlight=False)
+        with stored() as store:
+            attached = recheck_advisories(cfg, store)
     except HubwatchError as exc:
         fail(exc)
     for event in attached:
