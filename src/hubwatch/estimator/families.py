@@ -347,6 +347,20 @@ def bert(r: Reader, architecture: str) -> Built:
     return (Tower("text", before, (layer,) * layers, after, hidden, out_vocab),), context, False
 
 
+def _encoder_layer(hidden: int, inter: int, mlp_prefix: str) -> tuple[Param, ...]:
+    """One CLIP/Whisper-style encoder layer: biased multi-head attention, two layer norms,
+    a two-layer MLP with biases."""
+    return (
+        linear("self_attn.q_proj", hidden, hidden, bias=True, kind="attention"),
+        linear("self_attn.k_proj", hidden, hidden, bias=True, kind="attention"),
+        linear("self_attn.v_proj", hidden, hidden, bias=True, kind="attention"),
+        linear("self_attn.out_proj", hidden, hidden, bias=True, kind="attention"),
+        plain("layer_norms", 4 * hidden, "norm"),
+        linear(f"{mlp_prefix}fc1", hidden, inter, bias=True, kind="mlp"),
+        linear(f"{mlp_prefix}fc2", inter, hidden, bias=True, kind="mlp"),
+    )
+
+
 def clip_vision(r: Reader) -> Tower:
     """CLIPVisionModel, as LLaVA builds it: patch conv, class token, positions, encoder."""
     hidden = r.integer("hidden_size", limit="hidden")
@@ -357,15 +371,7 @@ def clip_vision(r: Reader) -> Tower:
     image = r.integer("image_size", limit="small")
     patch = r.integer("patch_size", limit="small")
     positions = (image // patch) ** 2 + 1
-    params = (
-        linear("self_attn.q_proj", hidden, hidden, bias=True, kind="attention"),
-        linear("self_attn.k_proj", hidden, hidden, bias=True, kind="attention"),
-        linear("self_attn.v_proj", hidden, hidden, bias=True, kind="attention"),
-        linear("self_attn.out_proj", hidden, hidden, bias=True, kind="attention"),
-        plain("layer_norms", 4 * hidden, "norm"),
-        linear("mlp.fc1", hidden, inter, bias=True, kind="mlp"),
-        linear("mlp.fc2", inter, hidden, bias=True, kind="mlp"),
-    )
+    params = _encoder_layer(hidden, inter, mlp_prefix="mlp.")
     before = (
         plain("embeddings.class_embedding", hidden, "embedding"),
         plain("embeddings.patch_embedding", channels * hidden * patch * patch, "conv"),
@@ -445,15 +451,7 @@ def qwen3_asr(r: Reader) -> Built:
     down = a.integer("downsample_hidden_size", limit="hidden")
     out_dim = a.integer("output_dim", limit="hidden")
     freq = (((mel + 1) // 2 + 1) // 2 + 1) // 2
-    params = (
-        linear("self_attn.k_proj", d, d, bias=True, kind="attention"),
-        linear("self_attn.v_proj", d, d, bias=True, kind="attention"),
-        linear("self_attn.q_proj", d, d, bias=True, kind="attention"),
-        linear("self_attn.out_proj", d, d, bias=True, kind="attention"),
-        plain("layer_norms", 4 * d, "norm"),
-        linear("fc1", d, ffn, bias=True, kind="mlp"),
-        linear("fc2", ffn, d, bias=True, kind="mlp"),
-    )
+    params = _encoder_layer(d, ffn, mlp_prefix="")
     before = (
         plain("conv2d1", down * 9 + down, "conv"),
         plain("conv2d2", down * down * 9 + down, "conv"),
