@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from hubwatch.estimator.builders import BUILDERS
 from hubwatch.estimator.config import MAX_PARAMS, CannotEstimate, Reader
 from hubwatch.estimator.defaults import ARCHITECTURES, FAMILY_DEFAULTS
-from hubwatch.estimator.families import BUILDERS, decoder, dflash_drafter
+from hubwatch.estimator.families import decoder, dflash_drafter
 from hubwatch.estimator.structure import Model, Tower
 
 DRAFTERS = ("DFlashDraftModel",)
