@@ -9,8 +9,10 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from hubwatch.api.hooks import hub_hooks_router, store_poller
-from hubwatch.models import RepoRef
+from hubwatch.api.hooks import HubPush, hub_hooks_router, push_hint, store_poller
+from hubwatch.errors import NotTracked
+from hubwatch.models import RepoRef, SourceKind
+from hubwatch.store.base import RepoState, TrackedRepo
 from hubwatch.store.sql import SqlStore
 
 SECRET = "s3cret-webhook"
@@ -35,8 +37,8 @@ def _payload(name: str = "org/model", repo_type: str = "model") -> dict[str, obj
 
 
 def _client(calls: list[tuple[str, str | None]], secret: str | None = SECRET) -> TestClient:
-    def poll_now(repo_id: str, head: str | None) -> bool:
-        calls.append((repo_id, head))
+    def poll_now(repo_id: str, push: HubPush) -> bool:
+        calls.append((repo_id, push.head))
         return repo_id == "org/model"
 
     app = FastAPI()
@@ -100,6 +102,70 @@ def test_other_repo_types_and_untracked_repos_are_acknowledged_and_ignored() -> 
 def test_the_store_poller_wakes_the_repo_for_the_next_worker(store: SqlStore) -> None:
     store.add_repo(RepoRef("org/model"))
     poll_now = store_poller(store)
-    assert poll_now("org/model", SHA) and not poll_now("org/unknown", None)
-    claims = store.claim_repos("w1", datetime.now(UTC), lease_s=60)
-    assert [c.repo_id for c in claims] == ["org/model"]
+    push = HubPush(SHA, {"refs/heads/main": SHA})
+    assert poll_now("org/model", push)
+    with pytest.raises(NotTracked):
+        poll_now("org/unknown", push)
+    [claim] = store.claim_repos("w1", datetime.now(UTC), lease_s=60)
+    assert claim.repo_id == "org/model"
+    assert claim.hint is not None and claim.hint.head == SHA  # the poll starts from the push
+
+
+def _tracked(
+    state: RepoState = RepoState.ACTIVE, source: SourceKind = SourceKind.HUB, branch: str = "main"
+) -> TrackedRepo:
+    url = None if source == SourceKind.HUB else "/srv/git/model"
+    ref = RepoRef("org/model", source, url, branch)
+    return TrackedRepo(ref, state, None, 0, datetime.now(UTC), None, None)
+
+
+def test_a_push_naming_the_tracked_branch_gives_the_poll_its_head() -> None:
+    push = HubPush(SHA, {"refs/heads/main": SHA, "refs/pr/3": "f" * 40})
+    hint = push_hint(push, _tracked())
+    assert hint is not None and (hint.head, hint.repo_id, hint.gated) == (SHA, "org/model", False)
+    gated = push_hint(push, _tracked(RepoState.GATED))
+    assert gated is not None and gated.gated  # the poll keeps the state it knows
+    tag = push_hint(HubPush(None, {"refs/tags/v1": SHA}), _tracked(branch="v1"))
+    assert tag is not None and tag.head == SHA
+
+
+@pytest.mark.parametrize(
+    ("push", "tracked"),
+    [
+        (HubPush(SHA, {"refs/pr/3": SHA}), _tracked()),  # not the tracked branch
+        (HubPush(SHA, {}), _tracked()),  # no updatedRefs: headSha alone names no branch
+        (HubPush(SHA, {"refs/heads/main": "0" * 40}), _tracked()),  # branch deleted
+        (HubPush(SHA, {"refs/heads/main": "<b>not a sha</b>"}), _tracked()),
+        (HubPush(SHA, {"refs/heads/main": SHA}, private=True), _tracked()),
+        (HubPush(SHA, {"refs/heads/main": SHA}), _tracked(RepoState.DELETED)),
+        (HubPush(SHA, {"refs/heads/main": SHA}), _tracked(source=SourceKind.GIT)),
+        (HubPush(SHA, {"refs/heads/main": SHA}), _tracked(branch="dev")),
+    ],
+)
+def test_anything_less_certain_polls_in_full(push: HubPush, tracked: TrackedRepo) -> None:
+    assert push_hint(push, tracked) is None
+
+
+def test_malformed_updated_refs_are_left_out() -> None:
+    calls: list[tuple[str, HubPush]] = []
+
+    def poll_now(repo_id: str, push: HubPush) -> bool:
+        calls.append((repo_id, push))
+        return True
+
+    app = FastAPI()
+    app.include_router(hub_hooks_router(SECRET, poll_now))
+    payload = _payload()
+    payload["updatedRefs"] = [
+        {"ref": "refs/heads/main", "newSha": 7},
+        "refs/heads/dev",
+        {"ref": 5},
+        {"ref": "refs/heads/x", "newSha": "a" * 100},
+    ]
+    payload["repo"]["private"] = "yes"  # type: ignore[index]
+    response = TestClient(app).post(
+        "/hooks/hub", json=payload, headers={"X-Webhook-Secret": SECRET}
+    )
+    assert response.status_code == 202
+    [(_, push)] = calls
+    assert push.refs == {"refs/heads/main": "", "refs/heads/x": ""} and push.private is False

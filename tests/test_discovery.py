@@ -7,7 +7,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
 
+from hubwatch.api.hooks import hub_hooks_router, store_poller
 from hubwatch.errors import SourceUnavailable
 from hubwatch.models import RepoRef, SourceKind
 from hubwatch.store.sql import SqlStore
@@ -154,3 +157,31 @@ def test_a_git_repo_is_checked_with_ls_remote(store: SqlStore, tmp_path: Path) -
     assert discovery.run().woken == ["org/git"]
     worker = Worker(store, tracker, discovery, interval_s=0.001)
     assert [len(r.new) for r in worker.drain()] == [1]
+
+
+def test_a_hub_push_is_read_without_a_status_request(
+    store: SqlStore, hub: HubSimulator, tmp_path: Path
+) -> None:
+    """The webhook names the branch's new sha: the poll lists commits and reads the new tree,
+    and asks the Hub nothing else (no model_info, no listing)."""
+    _, _, worker = _setup(store, hub)
+    worker.tick()  # the first cycle: discovery checks every repo, nothing new
+    repo_id = IDS[2]
+    [sha] = add_commits(tmp_path / repo_id, [_config(7)])
+    payload = {
+        "event": {"action": "update", "scope": "repo.content"},
+        "repo": {"type": "model", "name": repo_id, "private": False, "headSha": sha},
+        "updatedRefs": [{"ref": "refs/heads/main", "oldSha": "0" * 40, "newSha": sha}],
+    }
+    app = FastAPI()
+    app.include_router(hub_hooks_router("s3cret", store_poller(store)))
+    answer = TestClient(app).post(
+        "/hooks/hub", json=payload, headers={"X-Webhook-Secret": "s3cret"}
+    )
+    assert answer.json() == {"status": "polling", "repo": repo_id}
+
+    hub.reset_stats()
+    [result] = worker.tick().polls  # discovery is not due: only the woken repo is polled
+    assert result.new == [sha] and store.get_repo(repo_id).head == sha
+    assert hub.stats.count("model-info") == hub.stats.count("models-list") == 0
+    assert hub.stats.count("commits") == hub.stats.count("tree") == 1

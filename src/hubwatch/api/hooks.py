@@ -3,15 +3,19 @@
 The Hub sends the secret configured for the webhook verbatim in `X-Webhook-Secret` (there is no
 signature); it is compared in constant time. The payload is read from the raw JSON, never
 trusted: `repo.type` must be "model", `repo.name` a valid repo id; `repo.headSha` and
-`updatedRefs` are passed on. Answers are quick and final (2xx) for anything well formed, so the
-Hub does not retry events hubwatch has no use for.
+`updatedRefs` are passed on. Where the push names the tracked branch's new sha, the poll starts
+from it as a listing's hint does (no status request): a push costs only the reads of the new
+revisions. Answers are quick and final (2xx) for anything well formed, so the Hub does not retry
+events hubwatch has no use for.
 """
 
 from __future__ import annotations
 
 import hmac
 import json
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,24 +25,73 @@ from starlette.concurrency import run_in_threadpool
 
 from hubwatch import metrics
 from hubwatch.errors import InvalidRepoId, NotTracked
-from hubwatch.models import validate_repo_id
-from hubwatch.store.base import Store
+from hubwatch.models import CommitSha, RepoStatus, SourceKind, validate_repo_id
+from hubwatch.store.base import RepoState, Store, TrackedRepo
 
 log = structlog.get_logger(__name__)
 
 MAX_BODY = 256 * 1024  # a webhook payload is a few KiB; anything larger is not one
 
-PollNow = Callable[[str, str | None], bool]
-"""Called with (repo id, head sha or None); False when the repo is not tracked."""
+_SHA = re.compile(r"[0-9a-f]{40}")
+_READABLE = (RepoState.ACTIVE, RepoState.GATED)
+
+
+@dataclass(frozen=True, slots=True)
+class HubPush:
+    """What a Hub webhook says about the repo it names, as far as it could be read."""
+
+    head: str | None = None
+    """`repo.headSha`."""
+    refs: Mapping[str, str] = field(default_factory=dict)
+    """`updatedRefs`: ref name (`refs/heads/main`) to its new sha."""
+    private: bool = False
+
+
+PollNow = Callable[[str, HubPush], bool]
+"""Called with (repo id, what the push says); False when the repo is not tracked."""
+
+
+def push_hint(push: HubPush, tracked: TrackedRepo) -> RepoStatus | None:
+    """The status a poll of `tracked` may start from, when the push names its branch's new sha.
+
+    None (a full poll, status first) for anything less certain: another source, a repo the store
+    holds as deleted or disabled, a private repo (the public listing's bookkeeping assumes
+    public), a push that does not name the tracked branch, or a deleted branch.
+    """
+    ref = tracked.ref
+    if ref.source != SourceKind.HUB or tracked.state not in _READABLE or push.private:
+        return None
+    sha = push.refs.get(f"refs/heads/{ref.branch}") or push.refs.get(f"refs/tags/{ref.branch}")
+    if sha is None or not _SHA.fullmatch(sha) or sha == "0" * 40:
+        return None
+    return RepoStatus(CommitSha(sha), ref.repo_id, gated=tracked.state == RepoState.GATED)
 
 
 def store_poller(store: Store) -> PollNow:
     """A PollNow that wakes the repo in the store: the next free worker polls it."""
 
-    def poll_now(repo_id: str, _head: str | None) -> bool:
-        return store.wake([repo_id], datetime.now(UTC)) > 0
+    def poll_now(repo_id: str, push: HubPush) -> bool:
+        hint = push_hint(push, store.get_repo(repo_id))  # NotTracked: the router ignores it
+        hints = {repo_id: hint} if hint is not None else None
+        return store.wake([repo_id], datetime.now(UTC), hints) > 0
 
     return poll_now
+
+
+def _read_push(payload: dict[str, Any], repo: dict[str, Any]) -> HubPush:
+    """The parts of a webhook payload a poll can use; anything malformed is left out."""
+    head = repo.get("headSha")
+    refs: dict[str, str] = {}
+    updated = payload.get("updatedRefs")
+    for item in updated[:20] if isinstance(updated, list) else []:
+        if isinstance(item, dict) and isinstance(item.get("ref"), str):
+            new = item.get("newSha")
+            refs[item["ref"][:200]] = new if isinstance(new, str) and len(new) <= 64 else ""
+    return HubPush(
+        head=head if isinstance(head, str) and len(head) <= 64 else None,
+        refs=refs,
+        private=repo.get("private") is True,
+    )
 
 
 def hub_hooks_router(secret: str | None, poll_now: PollNow) -> APIRouter:
@@ -71,21 +124,20 @@ def hub_hooks_router(secret: str | None, poll_now: PollNow) -> APIRouter:
             repo_id = validate_repo_id(repo["name"])
         except InvalidRepoId as exc:
             raise HTTPException(400, str(exc)) from None
-        head = repo.get("headSha")
-        head = head if isinstance(head, str) and len(head) <= 64 else None
-        refs = payload.get("updatedRefs")
-        refs = (
-            [r.get("ref") for r in refs if isinstance(r, dict)][:20]
-            if isinstance(refs, list)
-            else []
-        )
+        push = _read_push(payload, repo)
         try:
-            tracked = await run_in_threadpool(poll_now, repo_id, head)
+            tracked = await run_in_threadpool(poll_now, repo_id, push)
         except NotTracked:
             tracked = False
         outcome = "polled" if tracked else "ignored"
         metrics.HUB_WEBHOOKS.labels(outcome).inc()
-        log.info("hub_webhook_received", repo=repo_id, head=head, refs=refs, outcome=outcome)
+        log.info(
+            "hub_webhook_received",
+            repo=repo_id,
+            head=push.head,
+            refs=sorted(push.refs),
+            outcome=outcome,
+        )
         if not tracked:
             return {"status": "ignored", "reason": "repo is not tracked"}
         return {"status": "polling", "repo": repo_id}

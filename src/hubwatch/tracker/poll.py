@@ -166,7 +166,7 @@ class Tracker:
             result.listed = not status.private
             self._store.set_listed([repo.repo_id], result.listed)
         elif isinstance(source, ChangeFeed):
-            result.listed = True  # the hint came from the listing
+            result.listed = True  # hints come from the listing or a push to a public repo
 
         if status.repo_id != repo.repo_id and tracked.renamed_to != status.repo_id:
             self._store.update_repo(repo.repo_id, renamed_to=status.repo_id)
