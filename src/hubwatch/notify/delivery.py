@@ -11,8 +11,9 @@ import httpx2
 import structlog
 
 from hubwatch.errors import WebhookUrlRefused
+from hubwatch.notify.pinned import post_pinned
 from hubwatch.notify.signing import signed_headers
-from hubwatch.notify.urls import IpNetwork, check_webhook_url
+from hubwatch.notify.urls import IpAddress, IpNetwork, Resolver, check_webhook_url, resolve_host
 from hubwatch.store.notify import MessageState, NotifyStore, PendingMessage
 
 log = structlog.get_logger(__name__)
@@ -45,9 +46,14 @@ class UrlPolicy:
 
     allow_http: bool = False
     allowed_networks: Sequence[IpNetwork] = ()
+    resolve: Resolver = resolve_host
+    """Looks up a host once per attempt; the attempt connects only to what it answered."""
 
-    def check(self, url: str) -> None:
-        check_webhook_url(url, allow_http=self.allow_http, allowed=self.allowed_networks)
+    def check(self, url: str) -> list[IpAddress]:
+        """The addresses `url` may be sent to now; WebhookUrlRefused if none may."""
+        return check_webhook_url(
+            url, allow_http=self.allow_http, allowed=self.allowed_networks, resolve=self.resolve
+        )
 
 
 class WebhookDeliverer:
@@ -82,12 +88,12 @@ class WebhookDeliverer:
         error: str | None = None
         now = self._clock()
         try:
-            self._urls.check(subscription.url)
+            addresses = self._urls.check(subscription.url)
             headers = signed_headers(
                 subscription.secret, message.message_id, int(now.timestamp()), message.body
             )
-            response = self._client.post(
-                subscription.url, content=message.body.encode(), headers=headers
+            response = post_pinned(
+                self._client, subscription.url, addresses, message.body.encode(), headers
             )
             status = response.status_code
             if not 200 <= status < 300:

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from urllib.parse import urlsplit
 
 from hubwatch.errors import WebhookUrlRefused
 
 IpNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 IpAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+Resolver = Callable[[str, int], list[IpAddress]]
+"""`(host, port) -> addresses`, in the order to try them; OSError when the host does not resolve."""
+
+
+def resolve_host(host: str, port: int) -> list[IpAddress]:
+    """The addresses `host` resolves to for TCP, in getaddrinfo's order, without duplicates."""
+    infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
+    # A scope id (fe80::1%eth0) is not part of the address; link-local is refused anyway.
+    found = (ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos)
+    return list(dict.fromkeys(found))
 
 
 def parse_networks(cidrs: Sequence[str]) -> list[IpNetwork]:
@@ -39,9 +49,13 @@ def _refused(address: IpAddress) -> str | None:
 
 
 def check_webhook_url(
-    url: str, *, allow_http: bool = False, allowed: Sequence[IpNetwork] = ()
+    url: str,
+    *,
+    allow_http: bool = False,
+    allowed: Sequence[IpNetwork] = (),
+    resolve: Resolver = resolve_host,
 ) -> list[IpAddress]:
-    """Check `url` and return the addresses its host resolves to now.
+    """Check `url` and return the addresses its host resolves to now (connect only to these).
 
     Raises WebhookUrlRefused for another scheme, credentials in the URL, a host that does not
     resolve, or one resolving into loopback, link-local or private ranges not in `allowed`.
@@ -57,17 +71,16 @@ def check_webhook_url(
         raise WebhookUrlRefused("webhook URL has no host")
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
-        infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
+        addresses = resolve(host, port)
     except (OSError, ValueError, UnicodeError) as exc:
         raise WebhookUrlRefused(f"webhook host {host!r} does not resolve: {exc}") from None
-    addresses = []
-    for info in infos:
-        address = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
+    if not addresses:
+        raise WebhookUrlRefused(f"webhook host {host!r} resolves to no address")
+    for address in addresses:
         reason = _refused(address)
         if reason and not any(address in network for network in allowed):
             raise WebhookUrlRefused(
                 f"webhook host {host!r} resolves to {reason} address {address}; allow it with "
                 "HUBWATCH_WEBHOOK_ALLOWED_NETWORKS"
             )
-        addresses.append(address)
     return addresses
