@@ -14,10 +14,10 @@ from structlog.testing import capture_logs
 
 from hubwatch.errors import WebhookUrlRefused
 from hubwatch.models import Change, EventKind, RepoEvent, Severity
-from hubwatch.notify.delivery import RetryPolicy, UrlPolicy, WebhookDeliverer
+from hubwatch.notify.delivery import RetryPolicy, WebhookDeliverer
 from hubwatch.notify.outbox import WebhookNotifier, wanted
 from hubwatch.notify.signing import new_secret, sign
-from hubwatch.notify.urls import check_webhook_url, parse_networks
+from hubwatch.notify.urls import UrlPolicy, check_webhook_url, parse_networks
 from hubwatch.store.notify import MessageState
 from hubwatch.store.sql import SqlStore
 from tests.support.receiver import WebhookReceiver

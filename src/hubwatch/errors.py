@@ -18,6 +18,7 @@ HubwatchError
 │   └── ContentTooLarge      a file or header over its size cap
 ├── UnknownSubscription      a webhook subscription id the store does not know
 ├── WebhookUrlRefused        a webhook URL that is not https or points into a private network
+├── InvalidChangeKind        a change-kind filter that is not dotted lower case (also a ValueError)
 ├── StoreError               the database refused something
 │   └── WorkerConflict       a second worker on a store that allows one (SQLite)
 └── AdvisoryServiceError     anything an AdvisoryService raises
@@ -122,6 +123,13 @@ class UnknownSubscription(HubwatchError):
 
 class WebhookUrlRefused(HubwatchError):
     """A webhook URL we will not send to (scheme, or a host in a refused network)."""
+
+
+class InvalidChangeKind(HubwatchError, ValueError):
+    """A change-kind filter that is neither a kind nor a prefix ending in `.`.
+
+    Also a ValueError, so pydantic validators that raise it answer 422 like any bad field.
+    """
 
 
 class StoreError(HubwatchError):

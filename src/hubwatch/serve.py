@@ -15,8 +15,8 @@ from hubwatch.api import create_app
 from hubwatch.api.hooks import hub_hooks_router, store_poller
 from hubwatch.daemon import PeriodicJob, run_forever
 from hubwatch.errors import HubwatchError
-from hubwatch.notify.delivery import RetryPolicy, UrlPolicy, WebhookDeliverer
-from hubwatch.notify.urls import parse_networks
+from hubwatch.notify.delivery import RetryPolicy, WebhookDeliverer
+from hubwatch.notify.urls import UrlPolicy
 from hubwatch.runtime import Runtime
 
 log = structlog.get_logger(__name__)
@@ -29,7 +29,7 @@ def deliverer(rt: Runtime, client: httpx2.Client) -> WebhookDeliverer:
         rt.store,
         client,
         RetryPolicy(base_s=cfg.webhook_retry_base_s, window_s=cfg.webhook_retry_window_s),
-        UrlPolicy(cfg.webhook_allow_http, parse_networks(cfg.webhook_allowed_networks)),
+        UrlPolicy.from_settings(cfg),
     )
 
 

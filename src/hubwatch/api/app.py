@@ -13,6 +13,7 @@ from hubwatch.api.etag import ETagMiddleware
 from hubwatch.api.routes import advisories, badges, feeds, health, pages, repos, subscriptions
 from hubwatch.errors import (
     HubwatchError,
+    InvalidChangeKind,
     InvalidRepoId,
     NotTracked,
     StoreError,
@@ -31,6 +32,7 @@ _STATUS: list[tuple[type[HubwatchError], int]] = [
     (UnknownRevision, 404),
     (UnknownSubscription, 404),
     (WebhookUrlRefused, 422),
+    (InvalidChangeKind, 422),
     (StoreError, 503),
 ]
 

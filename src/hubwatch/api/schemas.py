@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import Any, Literal
 
@@ -10,9 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from hubwatch.errors import InvalidRepoId
 from hubwatch.models import MAX_REPO_ID_LENGTH, Severity, validate_repo_id
+from hubwatch.notify.subscriptions import check_kinds
 
 _ORG = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$"
-KIND_PATTERN = r"^[a-z0-9_]+(\.[a-z0-9_]+)*\.?$"
 
 
 class _Public(BaseModel):
@@ -219,11 +218,7 @@ class SubscriptionCreate(BaseModel):
     @field_validator("kinds")
     @classmethod
     def _valid_kinds(cls, value: list[str]) -> list[str]:
-
-        for kind in value:
-            if len(kind) > 64 or not re.match(KIND_PATTERN, kind):
-                raise ValueError(f"{kind[:70]!r} is not a change kind (dotted, lower case)")
-        return value
+        return check_kinds(value)  # an InvalidChangeKind is a ValueError: a 422
 
 
 class SubscriptionPublic(_Public):

@@ -12,6 +12,7 @@ from hubwatch.cli import (  # noqa: F401 - register their commands
     estimate,
     osv,
     serve,
+    subscriptions,
     tracking,
     worker,
 )

@@ -18,15 +18,18 @@ from rich.markup import escape
 from hubwatch import __version__
 from hubwatch.errors import (
     AuthError,
+    InvalidChangeKind,
     InvalidRepoId,
     NotTracked,
     RepoNotFound,
     RevisionNotFound,
     SourceUnavailable,
     UnknownRevision,
+    UnknownSubscription,
+    WebhookUrlRefused,
 )
 from hubwatch.logging import configure_logging
-from hubwatch.models import validate_repo_id
+from hubwatch.models import Severity, validate_repo_id
 from hubwatch.runtime import open_store
 from hubwatch.settings import Settings
 from hubwatch.store.base import Store
@@ -48,16 +51,23 @@ err = Console(stderr=True, soft_wrap=True)
 EXIT_ERROR, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_AUTH, EXIT_UNREACHABLE = 1, 2, 3, 4, 5
 _EXIT_CODES: list[tuple[type[Exception], int]] = [
     (InvalidRepoId, EXIT_USAGE),
+    (InvalidChangeKind, EXIT_USAGE),
+    (WebhookUrlRefused, EXIT_USAGE),
     (NotTracked, EXIT_NOT_FOUND),
     (UnknownRevision, EXIT_NOT_FOUND),
     (RepoNotFound, EXIT_NOT_FOUND),
     (RevisionNotFound, EXIT_NOT_FOUND),
+    (UnknownSubscription, EXIT_NOT_FOUND),
     (AuthError, EXIT_AUTH),
     (SourceUnavailable, EXIT_UNREACHABLE),
 ]
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 RepoArg = Annotated[str, typer.Argument(metavar="ORG/NAME", help="Repository id.")]
+SeverityOption = Annotated[
+    Severity | None,
+    typer.Option("--severity", help="Only changes at this severity or above."),
+]
 
 
 def fail(exc: Exception) -> NoReturn:

@@ -7,7 +7,17 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from hubwatch.cli.base import JsonOption, RepoArg, app, fail, out, print_json, stored, when
+from hubwatch.cli.base import (
+    JsonOption,
+    RepoArg,
+    SeverityOption,
+    app,
+    fail,
+    out,
+    print_json,
+    stored,
+    when,
+)
 from hubwatch.errors import HubwatchError
 from hubwatch.models import Change, Severity
 from hubwatch.tracker.diff import diff_stored
@@ -19,10 +29,6 @@ _STYLE = {
     Severity.BEHAVIOR: "yellow",
     Severity.INFO: "dim",
 }
-SeverityOption = Annotated[
-    Severity | None,
-    typer.Option("--severity", help="Only changes at this severity or above."),
-]
 
 
 def _line(change: Change) -> str:

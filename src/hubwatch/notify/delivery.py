@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -13,7 +13,7 @@ import structlog
 from hubwatch.errors import WebhookUrlRefused
 from hubwatch.notify.pinned import post_pinned
 from hubwatch.notify.signing import signed_headers
-from hubwatch.notify.urls import IpAddress, IpNetwork, Resolver, check_webhook_url, resolve_host
+from hubwatch.notify.urls import UrlPolicy
 from hubwatch.store.notify import MessageState, NotifyStore, PendingMessage
 
 log = structlog.get_logger(__name__)
@@ -38,22 +38,6 @@ class RetryPolicy:
         if at > created_at + timedelta(seconds=self.window_s):
             return None
         return at
-
-
-@dataclass(frozen=True, slots=True)
-class UrlPolicy:
-    """Which webhook URLs may be sent to (checked again at each attempt: DNS may change)."""
-
-    allow_http: bool = False
-    allowed_networks: Sequence[IpNetwork] = ()
-    resolve: Resolver = resolve_host
-    """Looks up a host once per attempt; the attempt connects only to what it answered."""
-
-    def check(self, url: str) -> list[IpAddress]:
-        """The addresses `url` may be sent to now; WebhookUrlRefused if none may."""
-        return check_webhook_url(
-            url, allow_http=self.allow_http, allowed=self.allowed_networks, resolve=self.resolve
-        )
 
 
 class WebhookDeliverer:

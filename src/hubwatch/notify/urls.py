@@ -5,9 +5,14 @@ from __future__ import annotations
 import ipaddress
 import socket
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from hubwatch.errors import WebhookUrlRefused
+
+if TYPE_CHECKING:
+    from hubwatch.settings import Settings
 
 IpNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 IpAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -84,3 +89,24 @@ def check_webhook_url(
                 "HUBWATCH_WEBHOOK_ALLOWED_NETWORKS"
             )
     return addresses
+
+
+@dataclass(frozen=True, slots=True)
+class UrlPolicy:
+    """Which webhook URLs may be sent to (checked again at each attempt: DNS may change)."""
+
+    allow_http: bool = False
+    allowed_networks: Sequence[IpNetwork] = ()
+    resolve: Resolver = resolve_host
+    """Looks up a host once per attempt; the attempt connects only to what it answered."""
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> UrlPolicy:
+        """The policy `HUBWATCH_WEBHOOK_ALLOW_HTTP` and `…_ALLOWED_NETWORKS` describe."""
+        return cls(settings.webhook_allow_http, parse_networks(settings.webhook_allowed_networks))
+
+    def check(self, url: str) -> list[IpAddress]:
+        """The addresses `url` may be sent to now; WebhookUrlRefused if none may."""
+        return check_webhook_url(
+            url, allow_http=self.allow_http, allowed=self.allowed_networks, resolve=self.resolve
+        )

@@ -14,8 +14,8 @@ from hubwatch.api.schemas import (
     SubscriptionCreated,
     SubscriptionPublic,
 )
-from hubwatch.notify.signing import new_secret
-from hubwatch.notify.urls import check_webhook_url, parse_networks
+from hubwatch.notify.subscriptions import subscribe as add_subscription
+from hubwatch.notify.urls import UrlPolicy
 
 # Subscriptions hold URLs people may consider private: every route needs the token.
 router = APIRouter(prefix="/api/v1", tags=["subscriptions"], dependencies=[Depends(require_writer)])
@@ -30,16 +30,14 @@ async def subscribe(
 
     The response carries the signing secret (`whsec_…`), shown only this once.
     """
-    allowed = parse_networks(settings.webhook_allowed_networks)
-    await run_in_threadpool(
-        check_webhook_url, body.url, allow_http=settings.webhook_allow_http, allowed=allowed
-    )
+    # The URL check resolves the host: off the event loop.
     created = await run_in_threadpool(
-        store.add_subscription,
+        add_subscription,
+        store,
+        UrlPolicy.from_settings(settings),
         body.url,
-        new_secret(),
         repo_id=body.repo_id,
-        org=None if body.repo_id else body.org,
+        org=body.org,
         kinds=body.kinds,
         min_severity=body.min_severity,
     )
