@@ -26,14 +26,13 @@ from starlette.concurrency import run_in_threadpool
 from hubwatch import metrics
 from hubwatch.errors import InvalidRepoId, NotTracked
 from hubwatch.models import CommitSha, RepoStatus, SourceKind, validate_repo_id
-from hubwatch.store.base import RepoState, Store, TrackedRepo
+from hubwatch.store.base import READABLE_STATES, RepoState, Store, TrackedRepo
 
 log = structlog.get_logger(__name__)
 
 MAX_BODY = 256 * 1024  # a webhook payload is a few KiB; anything larger is not one
 
 _SHA = re.compile(r"[0-9a-f]{40}")
-_READABLE = (RepoState.ACTIVE, RepoState.GATED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +58,7 @@ def push_hint(push: HubPush, tracked: TrackedRepo) -> RepoStatus | None:
     public), a push that does not name the tracked branch, or a deleted branch.
     """
     ref = tracked.ref
-    if ref.source != SourceKind.HUB or tracked.state not in _READABLE or push.private:
+    if ref.source != SourceKind.HUB or tracked.state not in READABLE_STATES or push.private:
         return None
     sha = push.refs.get(f"refs/heads/{ref.branch}") or push.refs.get(f"refs/tags/{ref.branch}")
     if sha is None or not _SHA.fullmatch(sha) or sha == "0" * 40:

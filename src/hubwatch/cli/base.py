@@ -64,6 +64,7 @@ _EXIT_CODES: list[tuple[type[Exception], int]] = [
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 RepoArg = Annotated[str, typer.Argument(metavar="ORG/NAME", help="Repository id.")]
+RevArg = Annotated[str, typer.Argument(metavar="REV", help="Full or abbreviated commit sha.")]
 SeverityOption = Annotated[
     Severity | None,
     typer.Option("--severity", help="Only changes at this severity or above."),

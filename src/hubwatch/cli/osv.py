@@ -14,6 +14,7 @@ from hubwatch.advisories.publish import export, publish
 from hubwatch.cli.base import (
     JsonOption,
     RepoArg,
+    RevArg,
     app,
     err,
     fail,
@@ -65,7 +66,7 @@ def sync(
 @osv_app.command("show")
 def show(
     repo_id: RepoArg,
-    rev: Annotated[str, typer.Argument(metavar="REV", help="Full or abbreviated commit sha.")],
+    rev: RevArg,
     as_json: JsonOption = False,
 ) -> None:
     """Show a revision's dependencies and the known advisories that apply to them."""

@@ -14,6 +14,7 @@ from hubwatch.cli.base import (
     EXIT_ERROR,
     JsonOption,
     RepoArg,
+    RevArg,
     app,
     db_app,
     err,
@@ -158,7 +159,7 @@ def history(repo_id: RepoArg, as_json: JsonOption = False) -> None:
 @app.command()
 def show(
     repo_id: RepoArg,
-    rev: Annotated[str, typer.Argument(metavar="REV", help="Full or abbreviated commit sha.")],
+    rev: RevArg,
     as_json: JsonOption = False,
 ) -> None:
     """Show one stored revision: metadata, model card keys, and every file with its read status."""

@@ -35,6 +35,10 @@ class RepoState(StrEnum):
     DELETED = "deleted"
 
 
+READABLE_STATES = (RepoState.ACTIVE, RepoState.GATED)
+"""The states whose content can be read (a tuple: it matches plain strings too)."""
+
+
 @dataclass(frozen=True, slots=True)
 class TrackedRepo:
     """A tracked repo with what the store knows of its state."""

@@ -30,13 +30,11 @@ import structlog
 from hubwatch import metrics
 from hubwatch.errors import SourceError
 from hubwatch.models import RepoStatus, SourceKind
-from hubwatch.store.base import Store
+from hubwatch.store.base import READABLE_STATES, Store
 from hubwatch.store.scheduling import ScheduleEntry
 from hubwatch.tracker.source import ChangeFeed, Modified, RevisionSource
 
 log = structlog.get_logger(__name__)
-
-_READABLE = ("active", "gated")
 
 
 @dataclass
@@ -205,9 +203,9 @@ class Discovery:
                 last = entry.last_polled_at
                 recent = last is None or item.at > last - self._skew
             if recent or needs_poll:
-                usable = item.status is not None and entry.state in _READABLE
+                usable = item.status is not None and entry.state in READABLE_STATES
                 return "hinted" if usable and not needs_poll else "wake"
-        if needs_poll or entry.state not in _READABLE:
+        if needs_poll or entry.state not in READABLE_STATES:
             return "wake" if is_due else "skip"
         if walk is not None and walk.covered and entry.listed:
             if is_due:
