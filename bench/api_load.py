@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hubwatch.models import RepoRef, Severity, SourceKind
 from hubwatch.store.sql import SqlStore
-from hubwatch.store.tables import ChangeRow, RepoRow, RevisionRow
+from hubwatch.store.sql.tables import ChangeRow, RepoRow, RevisionRow
 
 REPO = "bench/long-history"
 SERVER = """

@@ -20,10 +20,10 @@ from typing import Any
 from deepdiff import DeepDiff
 from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, processors
 
+from hubwatch.diff.config import diff_config
+from hubwatch.diff.tokenizer import diff_tokenizer
+from hubwatch.diff.view import RevisionView
 from hubwatch.models import FileEntry, ReadResult, ReadStatus
-from hubwatch.tracker.diff.config import diff_config
-from hubwatch.tracker.diff.tokenizer import diff_tokenizer
-from hubwatch.tracker.diff.view import RevisionView
 
 VOCAB_SIZE = 150_000
 

@@ -37,9 +37,9 @@ from fastapi.testclient import TestClient
 from hubwatch.api.hooks import hub_hooks_router, store_poller
 from hubwatch.logging import configure_logging
 from hubwatch.models import RepoRef, SourceKind
+from hubwatch.sources.hub import HubSource
 from hubwatch.store.sql import SqlStore
 from hubwatch.tracker.discovery import Discovery
-from hubwatch.tracker.hub import HubSource
 from hubwatch.tracker.poll import Tracker
 from hubwatch.tracker.snapshot import Limits, take_snapshot
 from hubwatch.tracker.work import Worker

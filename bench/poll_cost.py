@@ -28,8 +28,8 @@ from huggingface_hub import snapshot_download
 
 from hubwatch.logging import configure_logging
 from hubwatch.models import RepoRef, SourceKind
+from hubwatch.sources.hub import HubSource
 from hubwatch.store.sql import SqlStore
-from hubwatch.tracker.hub import HubSource
 from hubwatch.tracker.poll import Tracker
 from tests.support.gitrepo import CommitSpec, add_commits, make_repo, safetensors_bytes
 from tests.support.hubsim import HubSimulator

@@ -10,15 +10,15 @@ import pytest
 from structlog.testing import capture_logs
 from typer.testing import CliRunner
 
-from hubwatch.advisories.attach import AdvisoryAttacher, StoreChangeFeed
 from hubwatch.advisories.offline import OfflineOsvService
 from hubwatch.advisories.osv import OsvService
 from hubwatch.cli import app
 from hubwatch.models import RepoRef, Severity, SourceKind
+from hubwatch.sources.git import GitSource
+from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.sql import SqlStore
-from hubwatch.tracker.git import GitSource
+from hubwatch.tracker.attach import AdvisoryAttacher, StoreChangeFeed
 from hubwatch.tracker.poll import Tracker
-from hubwatch.tracker.retry import RetryPolicy
 from tests.conftest import SHARED
 from tests.support.gitrepo import CommitSpec, make_repo
 from tests.support.osvsim import osv_simulator

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from hubwatch.advisories.attach import AdvisoryAttacher
 from hubwatch.advisories.deps import extract, imported_modules, pypi_name
 from hubwatch.advisories.offline import OfflineOsvService
-from hubwatch.store.advisories import Dependency
+from hubwatch.models import Dependency
 from hubwatch.store.sql import SqlStore
+from hubwatch.tracker.attach import AdvisoryAttacher
 from tests.conftest import SHARED
 from tests.test_store import REPO, sha, snapshot
 

@@ -15,7 +15,7 @@ from hubwatch.advisories.matching import Verdict, evaluate
 from hubwatch.advisories.offline import OfflineOsvService
 from hubwatch.advisories.records import parse_record, read_records
 from hubwatch.errors import OfflineDatabaseError
-from hubwatch.store.advisories import Dependency, MatchStatus
+from hubwatch.models import Dependency, MatchStatus
 from tests.conftest import SHARED
 
 OSV = SHARED / "data" / "osv"

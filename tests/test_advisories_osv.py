@@ -13,7 +13,7 @@ from hubwatch.advisories.offline import OfflineOsvService, download_database
 from hubwatch.advisories.osv import OsvService
 from hubwatch.advisories.records import read_records
 from hubwatch.errors import OsvServiceError
-from hubwatch.store.advisories import Dependency, MatchStatus
+from hubwatch.models import Dependency, MatchStatus
 from tests.conftest import SHARED
 from tests.support.osvsim import OsvSim, osv_simulator
 

@@ -9,10 +9,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from hubwatch.advisories.changes import advisory_changes
 from hubwatch.advisories.publish import FeedEntry, effective_severity, export, license_rank, publish
-from hubwatch.models import Change, CommitSha, Severity
-from hubwatch.store.advisories import AdvisoryId, AdvisoryMatch, MatchStatus
+from hubwatch.diff.advisories import advisory_changes
+from hubwatch.models import AdvisoryId, AdvisoryMatch, Change, CommitSha, MatchStatus, Severity
 from hubwatch.store.sql import SqlStore
 from tests.conftest import SHARED
 

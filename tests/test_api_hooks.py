@@ -11,8 +11,7 @@ from fastapi.testclient import TestClient
 
 from hubwatch.api.hooks import HubPush, hub_hooks_router, push_hint, store_poller
 from hubwatch.errors import NotTracked
-from hubwatch.models import RepoRef, SourceKind
-from hubwatch.store.base import RepoState, TrackedRepo
+from hubwatch.models import RepoRef, RepoState, SourceKind, TrackedRepo
 from hubwatch.store.sql import SqlStore
 
 SECRET = "s3cret-webhook"

@@ -15,12 +15,11 @@ from typer.testing import CliRunner
 from hubwatch.api import create_app
 from hubwatch.api.schemas import SubscriptionPublic
 from hubwatch.cli import EXIT_NOT_FOUND, EXIT_USAGE, app
-from hubwatch.models import Severity
+from hubwatch.models import MessageState, Severity
 from hubwatch.notify.delivery import WebhookDeliverer
 from hubwatch.notify.outbox import WebhookNotifier
 from hubwatch.notify.urls import UrlPolicy, parse_networks
 from hubwatch.settings import Settings
-from hubwatch.store.notify import MessageState
 from hubwatch.store.sql import SqlStore
 from tests.support.asgi import InProcess
 from tests.support.receiver import WebhookReceiver

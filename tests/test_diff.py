@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
+from hubwatch.diff import DIFFERS, diff_revisions
+from hubwatch.diff.events import event_change
+from hubwatch.diff.tokenizer import split_tokenizer_json
+from hubwatch.diff.view import RevisionView
 from hubwatch.models import Change, EventKind, RepoEvent, Severity
-from hubwatch.tracker.diff import DIFFERS, diff_revisions
-from hubwatch.tracker.diff.events import event_change
-from hubwatch.tracker.diff.tokenizer import split_tokenizer_json
-from hubwatch.tracker.diff.view import RevisionView
 from tests.support.revisions import BASE_CONFIG, Weights, view
 
 GEN = "generation_config.json"

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from hubwatch.diff.merges import merges_bytes_changes, merges_changes
+from hubwatch.diff.tokenizer import vocab_changes
 from hubwatch.models import Change
-from hubwatch.tracker.diff.merges import merges_bytes_changes, merges_changes
-from hubwatch.tracker.diff.tokenizer import vocab_changes
 
 PATH = "tokenizer.json"
 TRICKY = ["Ġt", '"', "\\", '\\"', ",", "],[", '","', "é", "😀", "\n", "[", ""]

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from hubwatch.cli import app
 from hubwatch.models import RepoRef, Severity, SourceKind
 from hubwatch.store.sql import SqlStore
-from hubwatch.tracker.diff import diff_stored
+from hubwatch.tracker.compare import diff_stored
 from tests.support.gitrepo import CommitSpec, make_repo, safetensors_bytes
 from tests.test_tracking_git import make_tracker
 
@@ -156,7 +156,7 @@ def test_weights_history_with_headers_through_tracking(store: SqlStore, tmp_path
 
 
 def test_a_context_change_reports_the_estimate_deltas(store: SqlStore, tmp_path: Path) -> None:
-    from hubwatch.tracker.git import GitSource
+    from hubwatch.sources.git import GitSource
     from hubwatch.tracker.poll import Tracker
 
     config = {

@@ -13,12 +13,12 @@ from fastapi.testclient import TestClient
 from hubwatch.api.hooks import hub_hooks_router, store_poller
 from hubwatch.errors import SourceUnavailable
 from hubwatch.models import RepoRef, SourceKind
+from hubwatch.sources.base import Modified
+from hubwatch.sources.git import GitSource
+from hubwatch.sources.hub import HubSource
 from hubwatch.store.sql import SqlStore
 from hubwatch.tracker.discovery import Discovery
-from hubwatch.tracker.git import GitSource
-from hubwatch.tracker.hub import HubSource
 from hubwatch.tracker.poll import Tracker
-from hubwatch.tracker.source import Modified
 from hubwatch.tracker.work import Worker
 from tests.support.gitrepo import CommitSpec, add_commits, make_repo
 from tests.support.hubsim import HubSimulator

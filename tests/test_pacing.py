@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hubwatch.tracker.pacing import Pacer, Quota, bucket_of, parse_policy, parse_ratelimit
+from hubwatch.sources.pacing import Pacer, Quota, bucket_of, parse_policy, parse_ratelimit
 
 
 @pytest.mark.parametrize(

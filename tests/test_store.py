@@ -17,12 +17,12 @@ from hubwatch.models import (
     ReadStatus,
     RepoEvent,
     RepoRef,
+    RepoState,
     Snapshot,
     SourceKind,
 )
-from hubwatch.store.base import RepoState
-from hubwatch.store.migrate import alembic_config, current
 from hubwatch.store.sql import SqlStore
+from hubwatch.store.sql.migrate import alembic_config, current
 
 REPO = RepoRef("org/model", SourceKind.GIT, "/nowhere")
 T0 = datetime(2024, 1, 1, tzinfo=UTC)

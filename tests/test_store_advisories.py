@@ -5,13 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hubwatch.errors import UnknownRevision
-from hubwatch.store.advisories import (
-    AdvisoryId,
-    AdvisoryMatch,
-    Dependency,
-    MatchStatus,
-    SeverityScore,
-)
+from hubwatch.models import AdvisoryId, AdvisoryMatch, Dependency, MatchStatus, SeverityScore
 from hubwatch.store.sql import SqlStore
 from tests.test_store import REPO, sha, snapshot
 

@@ -1,4 +1,4 @@
-"""The BrowseStore and NotifyStore contracts on SQLite and PostgreSQL."""
+"""The BrowseStore and WebhookStore contracts on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from hubwatch.errors import NotTracked, UnknownRevision, UnknownSubscription
-from hubwatch.models import CommitSha, Severity
-from hubwatch.store.notify import MessageState, OutboxMessage
+from hubwatch.models import CommitSha, MessageState, OutboxMessage, Severity
 from hubwatch.store.sql import SqlStore
 from tests.support.served import REPO, fill
 from tests.test_store import sha

@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from hubwatch.models import EventKind, ReadStatus, RepoRef, SourceKind
-from hubwatch.store.base import RepoState
+from hubwatch.models import EventKind, ReadStatus, RepoRef, RepoState, SourceKind
+from hubwatch.sources.git import GitSource
+from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.sql import SqlStore
-from hubwatch.tracker.git import GitSource
 from hubwatch.tracker.poll import Tracker
-from hubwatch.tracker.retry import RetryPolicy
 from hubwatch.tracker.snapshot import Limits
 from tests.support.gitrepo import CommitSpec, add_commits, git, make_repo, safetensors_bytes
 

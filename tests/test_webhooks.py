@@ -13,12 +13,11 @@ from standardwebhooks import Webhook
 from structlog.testing import capture_logs
 
 from hubwatch.errors import WebhookUrlRefused
-from hubwatch.models import Change, EventKind, RepoEvent, Severity
+from hubwatch.models import Change, EventKind, MessageState, RepoEvent, Severity
 from hubwatch.notify.delivery import RetryPolicy, WebhookDeliverer
 from hubwatch.notify.outbox import WebhookNotifier, wanted
 from hubwatch.notify.signing import new_secret, sign
 from hubwatch.notify.urls import UrlPolicy, check_webhook_url, parse_networks
-from hubwatch.store.notify import MessageState
 from hubwatch.store.sql import SqlStore
 from tests.support.receiver import WebhookReceiver
 from tests.support.served import REPO, fill
@@ -222,7 +221,7 @@ def test_kind_prefixes_and_minimum_severity() -> None:
         Change("chat_template.rendered", Severity.BEHAVIOR, "r"),
         Change("generation.stop_tokens", Severity.BREAKING, "s"),
     ]
-    from hubwatch.store.notify import Subscription
+    from hubwatch.models import Subscription
 
     def sub(kinds: tuple[str, ...], minimum: Severity | None) -> Subscription:
         return Subscription(1, "u", "s", None, None, kinds, minimum, True, None, datetime.now(UTC))

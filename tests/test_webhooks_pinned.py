@@ -12,11 +12,11 @@ import httpx2
 import pytest
 import trustme
 
+from hubwatch.models import DeliveryAttempt
 from hubwatch.notify.delivery import WebhookDeliverer
 from hubwatch.notify.outbox import WebhookNotifier
 from hubwatch.notify.signing import new_secret
 from hubwatch.notify.urls import IpAddress, UrlPolicy, parse_networks
-from hubwatch.store.notify import DeliveryAttempt
 from hubwatch.store.sql import SqlStore
 from tests.support.receiver import WebhookReceiver
 from tests.support.served import REPO, fill

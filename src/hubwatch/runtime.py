@@ -6,21 +6,21 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from hubwatch.advisories.attach import AdvisoryAttached, AdvisoryAttacher
 from hubwatch.advisories.offline import OfflineOsvService
 from hubwatch.advisories.osv import OsvService
 from hubwatch.advisories.service import AdvisoryService
 from hubwatch.models import SourceKind
 from hubwatch.notify.outbox import WebhookNotifier
 from hubwatch.settings import Settings
+from hubwatch.sources.base import RevisionSource
+from hubwatch.sources.git import GitSource
+from hubwatch.sources.hub import HubSource
+from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.base import Store
 from hubwatch.store.sql import SqlStore
-from hubwatch.tracker.git import GitSource
-from hubwatch.tracker.hub import HubSource
+from hubwatch.tracker.attach import AdvisoryAttached, AdvisoryAttacher
 from hubwatch.tracker.poll import Tracker
-from hubwatch.tracker.retry import RetryPolicy
 from hubwatch.tracker.snapshot import Limits
-from hubwatch.tracker.source import RevisionSource
 
 
 @dataclass

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hubwatch.diff.estimate import estimate_changes
 from hubwatch.estimator import (
     Estimate,
     count_params,
     estimate,
-    estimate_changes,
     fits,
     gpu,
     kv_bytes_per_token,

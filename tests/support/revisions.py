@@ -8,8 +8,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from hubwatch.diff.view import RevisionView
 from hubwatch.models import FileEntry, ReadResult, ReadStatus
-from hubwatch.tracker.diff.view import RevisionView
 
 BASE_CONFIG: dict[str, Any] = {"architectures": ["LlamaForCausalLM"], "model_type": "llama"}
 _DTYPE_BYTES = {"F32": 4, "BF16": 2, "F16": 2, "I8": 1}

@@ -13,8 +13,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from hubwatch.advisories.matching import normalize
 from hubwatch.errors import HubwatchError
-from hubwatch.models import ContentSha, ReadStatus, StoredFile
-from hubwatch.store.advisories import Dependency
+from hubwatch.models import ContentSha, Dependency, ReadStatus, StoredFile
 
 PYPI = "PyPI"
 CONFIG_FILES = ("config.json", "generation_config.json")

@@ -16,13 +16,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from hubwatch.advisories.cvss import base_score
-from hubwatch.store.advisories import (
-    AdvisoryId,
-    AdvisoryMatch,
-    Dependency,
-    MatchStatus,
-    SeverityScore,
-)
+from hubwatch.models import AdvisoryId, AdvisoryMatch, Dependency, MatchStatus, SeverityScore
 
 _ORDERED_RANGES = ("ECOSYSTEM", "SEMVER")
 

@@ -16,7 +16,7 @@ from hubwatch.advisories.matching import dedupe, match, normalize, packages
 from hubwatch.advisories.records import Record, read_records
 from hubwatch.advisories.service import AdvisoryService
 from hubwatch.errors import OfflineDatabaseError, OsvServiceError
-from hubwatch.store.advisories import AdvisoryMatch, Dependency
+from hubwatch.models import AdvisoryMatch, Dependency
 
 log = structlog.get_logger(__name__)
 

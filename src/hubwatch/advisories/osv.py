@@ -14,7 +14,7 @@ from hubwatch.advisories.matching import Verdict, dedupe, evaluate, to_match
 from hubwatch.advisories.records import Record
 from hubwatch.advisories.service import AdvisoryService
 from hubwatch.errors import OsvServiceError
-from hubwatch.store.advisories import AdvisoryMatch, Dependency, MatchStatus
+from hubwatch.models import AdvisoryMatch, Dependency, MatchStatus
 
 log = structlog.get_logger(__name__)
 

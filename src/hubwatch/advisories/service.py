@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import ClassVar
 
-from hubwatch.store.advisories import AdvisoryMatch, Dependency
+from hubwatch.models import AdvisoryMatch, Dependency
 
 
 class AdvisoryService(ABC):

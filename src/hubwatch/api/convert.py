@@ -14,10 +14,7 @@ from hubwatch.api.schemas import (
     RevisionPublic,
     SeverityScorePublic,
 )
-from hubwatch.models import Change, StoredRevision
-from hubwatch.store.advisories import AdvisoryReport
-from hubwatch.store.base import TrackedRepo
-from hubwatch.store.changes import RevisionChanges
+from hubwatch.models import AdvisoryReport, Change, RevisionChanges, StoredRevision, TrackedRepo
 
 API = "/api/v1"
 

@@ -25,8 +25,16 @@ from starlette.concurrency import run_in_threadpool
 
 from hubwatch import metrics
 from hubwatch.errors import InvalidRepoId, NotTracked
-from hubwatch.models import CommitSha, RepoStatus, SourceKind, validate_repo_id
-from hubwatch.store.base import READABLE_STATES, RepoState, Store, TrackedRepo
+from hubwatch.models import (
+    READABLE_STATES,
+    CommitSha,
+    RepoState,
+    RepoStatus,
+    SourceKind,
+    TrackedRepo,
+    validate_repo_id,
+)
+from hubwatch.store.base import Store
 
 log = structlog.get_logger(__name__)
 

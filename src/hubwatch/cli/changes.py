@@ -18,10 +18,10 @@ from hubwatch.cli.base import (
     stored,
     when,
 )
+from hubwatch.diff.events import event_change
 from hubwatch.errors import HubwatchError
 from hubwatch.models import Change, Severity
-from hubwatch.tracker.diff import diff_stored
-from hubwatch.tracker.diff.events import event_change
+from hubwatch.tracker.compare import diff_stored
 
 _STYLE = {
     Severity.BREAKING: "bold red",

@@ -9,7 +9,6 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from hubwatch.advisories.attach import StoreChangeFeed
 from hubwatch.advisories.publish import export, publish
 from hubwatch.cli.base import (
     JsonOption,
@@ -26,6 +25,7 @@ from hubwatch.cli.base import (
 )
 from hubwatch.errors import HubwatchError
 from hubwatch.runtime import download_advisories, open_store, recheck_advisories
+from hubwatch.tracker.attach import StoreChangeFeed
 
 osv_app = typer.Typer(
     help="Known advisories (OSV) of each revision, and our changes as OSV records.",

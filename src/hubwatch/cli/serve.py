@@ -19,7 +19,7 @@ def serve(
     port: Annotated[int | None, typer.Option(help="Listen port [HUBWATCH_API_PORT].")] = None,
 ) -> None:
     """Serve the API, pages, feeds and badges, poll every poll interval, deliver webhooks."""
-    from hubwatch.serve import serve as run
+    from hubwatch.server import serve as run
 
     try:
         cfg = settings()

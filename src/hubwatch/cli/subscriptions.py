@@ -23,9 +23,9 @@ from hubwatch.cli.base import (
     when,
 )
 from hubwatch.errors import HubwatchError
+from hubwatch.models import Subscription
 from hubwatch.notify.subscriptions import subscribe
 from hubwatch.notify.urls import UrlPolicy
-from hubwatch.store.notify import Subscription
 
 subscriptions_app = typer.Typer(
     help="Webhook subscriptions: add, list, remove, the delivery log, enable again.",

@@ -11,10 +11,11 @@ import httpx2
 import structlog
 
 from hubwatch.errors import WebhookUrlRefused
+from hubwatch.models import MessageState, PendingMessage
 from hubwatch.notify.pinned import post_pinned
 from hubwatch.notify.signing import signed_headers
 from hubwatch.notify.urls import UrlPolicy
-from hubwatch.store.notify import MessageState, NotifyStore, PendingMessage
+from hubwatch.store.webhooks import WebhookStore
 
 log = structlog.get_logger(__name__)
 
@@ -45,7 +46,7 @@ class WebhookDeliverer:
 
     def __init__(
         self,
-        store: NotifyStore,
+        store: WebhookStore,
         client: httpx2.Client,
         retry: RetryPolicy | None = None,
         urls: UrlPolicy | None = None,

@@ -7,8 +7,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from hubwatch.models import Severity
-from hubwatch.store.browse import FeedItem
+from hubwatch.models import FeedItem, Severity
 
 ATOM = "http://www.w3.org/2005/Atom"
 # Characters XML 1.0 cannot hold at all; upstream text may contain them.

@@ -9,12 +9,17 @@ from typing import Any
 
 import structlog
 
-from hubwatch.models import Change, CommitSha
+from hubwatch.diff.events import event_change
+from hubwatch.models import (
+    Change,
+    CommitSha,
+    OutboxMessage,
+    RevisionChanges,
+    StoredEvent,
+    Subscription,
+)
 from hubwatch.notify.signing import new_message_id
 from hubwatch.store.base import Store
-from hubwatch.store.changes import RevisionChanges
-from hubwatch.store.notify import OutboxMessage, StoredEvent, Subscription
-from hubwatch.tracker.diff.events import event_change
 
 log = structlog.get_logger(__name__)
 

@@ -6,10 +6,10 @@ import re
 from collections.abc import Sequence
 
 from hubwatch.errors import InvalidChangeKind
-from hubwatch.models import Severity, validate_repo_id
+from hubwatch.models import Severity, Subscription, validate_repo_id
 from hubwatch.notify.signing import new_secret
 from hubwatch.notify.urls import UrlPolicy
-from hubwatch.store.notify import NotifyStore, Subscription
+from hubwatch.store.webhooks import WebhookStore
 
 KIND_PATTERN = r"^[a-z0-9_]+(\.[a-z0-9_]+)*\.?$"
 MAX_KIND_LENGTH = 64
@@ -24,7 +24,7 @@ def check_kinds(kinds: Sequence[str]) -> list[str]:
 
 
 def subscribe(
-    store: NotifyStore,
+    store: WebhookStore,
     urls: UrlPolicy,
     url: str,
     *,

@@ -1,5 +1,6 @@
 """Persistence of tracked repos and their revision history."""
 
-from hubwatch.store.base import KnownContent, Store, TrackedRepo
+from hubwatch.models import TrackedRepo
+from hubwatch.store.base import KnownContent, Store
 
 __all__ = ["KnownContent", "Store", "TrackedRepo"]

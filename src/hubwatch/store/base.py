@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 
 from hubwatch.models import (
     CommitSha,
@@ -14,43 +12,18 @@ from hubwatch.models import (
     ReadResult,
     RepoEvent,
     RepoRef,
+    RepoState,
     Snapshot,
     StoredFile,
     StoredRevision,
+    TrackedRepo,
 )
 from hubwatch.store.advisories import AdvisoryStore
 from hubwatch.store.browse import BrowseStore
 from hubwatch.store.changes import ChangeStore
 from hubwatch.store.estimates import EstimateStore
-from hubwatch.store.notify import NotifyStore
 from hubwatch.store.scheduling import ScheduleStore
-
-
-class RepoState(StrEnum):
-    """Whether a tracked repo can currently be read."""
-
-    ACTIVE = "active"
-    GATED = "gated"
-    DISABLED = "disabled"
-    DELETED = "deleted"
-
-
-READABLE_STATES = (RepoState.ACTIVE, RepoState.GATED)
-"""The states whose content can be read (a tuple: it matches plain strings too)."""
-
-
-@dataclass(frozen=True, slots=True)
-class TrackedRepo:
-    """A tracked repo with what the store knows of its state."""
-
-    ref: RepoRef
-    state: RepoState
-    head: CommitSha | None
-    revisions: int
-    added_at: datetime
-    last_polled_at: datetime | None
-    last_error: str | None
-    renamed_to: str | None = None
+from hubwatch.store.webhooks import WebhookStore
 
 
 class KnownContent(ABC):
@@ -70,7 +43,13 @@ class KnownContent(ABC):
 
 
 class Store(
-    KnownContent, ChangeStore, AdvisoryStore, EstimateStore, ScheduleStore, NotifyStore, BrowseStore
+    KnownContent,
+    ChangeStore,
+    AdvisoryStore,
+    EstimateStore,
+    ScheduleStore,
+    WebhookStore,
+    BrowseStore,
 ):
     """Tracked repos, their revisions, file lists, contents and events.
 

@@ -3,31 +3,16 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from datetime import datetime
 
-from hubwatch.models import CommitSha, Severity, StoredRevision
-from hubwatch.store.changes import RevisionChanges
-
-
-@dataclass(frozen=True, slots=True)
-class HistoryPage:
-    """Some of a repo's revisions, newest first, and where the next page starts."""
-
-    revisions: tuple[StoredRevision, ...]
-    next_cursor: int | None
-    """Pass as `before` for the next (older) page; None on the last page."""
-    positions: tuple[int, ...] = ()
-    """Each revision's position (its cursor)."""
-
-
-@dataclass(frozen=True, slots=True)
-class FeedItem:
-    """One revision's changes as a feed shows them, with the repo it belongs to."""
-
-    repo_id: str
-    recorded_at: datetime
-    changes: RevisionChanges
+from hubwatch.models import (
+    CommitSha,
+    FeedItem,
+    HistoryPage,
+    RevisionChanges,
+    Severity,
+    StoredRevision,
+)
 
 
 class BrowseStore(ABC):

@@ -4,19 +4,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from hubwatch.models import Change, CommitSha, Severity, StoredRevision
-
-
-@dataclass(frozen=True, slots=True)
-class RevisionChanges:
-    """A stored revision with the changes recorded for it."""
-
-    revision: StoredRevision
-    base: CommitSha | None
-    """The revision it was compared with (its first parent); None: an empty revision."""
-    changes: tuple[Change, ...]
+from hubwatch.models import Change, CommitSha, RevisionChanges, Severity
 
 
 class ChangeStore(ABC):

@@ -29,10 +29,9 @@ import structlog
 
 from hubwatch import metrics
 from hubwatch.errors import SourceError
-from hubwatch.models import RepoStatus, SourceKind
-from hubwatch.store.base import READABLE_STATES, Store
-from hubwatch.store.scheduling import ScheduleEntry
-from hubwatch.tracker.source import ChangeFeed, Modified, RevisionSource
+from hubwatch.models import READABLE_STATES, RepoStatus, ScheduleEntry, SourceKind
+from hubwatch.sources.base import ChangeFeed, Modified, RevisionSource
+from hubwatch.store.base import Store
 
 log = structlog.get_logger(__name__)
 

@@ -11,6 +11,7 @@ from functools import partial
 import structlog
 
 from hubwatch import metrics
+from hubwatch.diff import Differ
 from hubwatch.errors import (
     AuthError,
     HubwatchError,
@@ -25,15 +26,17 @@ from hubwatch.models import (
     EventKind,
     RepoEvent,
     RepoRef,
+    RepoState,
     RepoStatus,
     SourceKind,
+    TrackedRepo,
 )
-from hubwatch.store.base import RepoState, Store, TrackedRepo
-from hubwatch.tracker.diff import Differ, diff_snapshot
+from hubwatch.sources.base import ChangeFeed, RevisionSource
+from hubwatch.sources.retry import RetryPolicy
+from hubwatch.store.base import Store
+from hubwatch.tracker.compare import diff_snapshot
 from hubwatch.tracker.estimate import with_estimate
-from hubwatch.tracker.retry import RetryPolicy
 from hubwatch.tracker.snapshot import Limits, take_snapshot
-from hubwatch.tracker.source import ChangeFeed, RevisionSource
 
 log = structlog.get_logger(__name__)
 

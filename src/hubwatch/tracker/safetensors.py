@@ -7,7 +7,7 @@ import struct
 
 from hubwatch.errors import ContentTooLarge, ContentUnavailable, SourceError
 from hubwatch.models import CommitSha, FileEntry, ReadResult, ReadStatus, RepoRef
-from hubwatch.tracker.source import RevisionSource
+from hubwatch.sources.base import RevisionSource
 
 # The first read takes exactly the 8-byte length prefix and the second exactly the header:
 # one request more than huggingface_hub's speculative 100 kB read, but not one byte of weights.

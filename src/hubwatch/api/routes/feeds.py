@@ -7,9 +7,8 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request, Response
 
 from hubwatch.api.deps import StoreDep, require_reader
-from hubwatch.models import validate_repo_id
+from hubwatch.models import FeedItem, validate_repo_id
 from hubwatch.notify.feeds import atom_feed
-from hubwatch.store.browse import FeedItem
 
 router = APIRouter(tags=["feeds"], dependencies=[Depends(require_reader)])
 ATOM_TYPE = "application/atom+xml; charset=utf-8"

@@ -25,7 +25,7 @@ from hubwatch.api.schemas import (
     RevisionPage,
 )
 from hubwatch.models import RepoRef, Severity, SourceKind
-from hubwatch.tracker.diff import diff_stored
+from hubwatch.tracker.compare import diff_stored
 
 router = APIRouter(prefix="/api/v1", tags=["repos"])
 reads = APIRouter(prefix="/api/v1", tags=["repos"], dependencies=[Depends(require_reader)])

@@ -1,0 +1,268 @@
+"""Chat templates: a text diff, and what changes in the prompts they render.
+
+Both templates are rendered in the sandbox (`render.py`) on a fixed set of canonical
+conversations; a template edit that renders every conversation identically is cosmetic.
+"""
+
+from __future__ import annotations
+
+import difflib
+import posixpath
+from typing import Any
+
+from hubwatch.diff.render import Rendered, RenderLimits, render
+from hubwatch.diff.sections import first_upload, listing, same_blob
+from hubwatch.diff.view import RevisionView
+from hubwatch.models import Change, Severity
+
+_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Current weather in a city.",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+            },
+        },
+    }
+]
+_SYSTEM = {"role": "system", "content": "You are a helpful assistant."}
+_USER = {"role": "user", "content": "What is the capital of France?"}
+_MULTI = [
+    _USER,
+    {"role": "assistant", "content": "Paris."},
+    {"role": "user", "content": "And of Italy?"},
+]
+_TOOL_CALL: list[dict[str, Any]] = [
+    {"role": "user", "content": "What is the weather in Paris?"},
+    {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": {"city": "Paris"}},
+            }
+        ],
+    },
+    {"role": "tool", "name": "get_weather", "tool_call_id": "call_1", "content": "18°C, sunny"},
+]
+
+
+def _conversation(messages: list[dict[str, Any]], prompt: bool, **extra: Any) -> dict[str, Any]:
+    return {"messages": messages, "add_generation_prompt": prompt, **extra}
+
+
+CONVERSATIONS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("system + user, generation prompt", _conversation([_SYSTEM, _USER], True)),
+    ("system + user, no generation prompt", _conversation([_SYSTEM, _USER], False)),
+    ("user only, generation prompt", _conversation([_USER], True)),
+    ("multi-turn, generation prompt", _conversation(_MULTI, True)),
+    ("multi-turn, no generation prompt", _conversation(_MULTI, False)),
+    ("tool call and tool result", _conversation(_TOOL_CALL, True, tools=_TOOLS)),
+)
+"""The canonical conversations every template is rendered on, by name."""
+THINKING = (
+    ("multi-turn, thinking on", _conversation(_MULTI, True, enable_thinking=True)),
+    ("multi-turn, thinking off", _conversation(_MULTI, True, enable_thinking=False)),
+)
+"""Added when either template reads `enable_thinking`."""
+_SPECIAL = ("bos_token", "eos_token", "unk_token", "pad_token", "sep_token", "cls_token")
+
+
+def templates(view: RevisionView) -> dict[str, tuple[str, str]]:
+    """Every chat template of a revision: name → (path, source), later sources overriding."""
+    found: dict[str, tuple[str, str]] = {}
+    for path in ("tokenizer_config.json", "processor_config.json", "chat_template.json"):
+        data = view.json(path)
+        value = data.get("chat_template") if isinstance(data, dict) else None
+        if isinstance(value, str):
+            found["default"] = (path, value)
+        elif isinstance(value, list):  # [{"name": ..., "template": ...}, ...]
+            for item in value:
+                if isinstance(item, dict) and isinstance(item.get("template"), str):
+                    found[str(item.get("name", "default"))] = (path, item["template"])
+    for path in sorted(view.files):
+        if path == "chat_template.jinja":
+            source = view.text(path)
+            if source is not None:
+                found["default"] = (path, source)
+        elif path.startswith("additional_chat_templates/") and path.endswith(".jinja"):
+            source = view.text(path)
+            if source is not None:
+                found[posixpath.basename(path)[: -len(".jinja")]] = (path, source)
+    return found
+
+
+def _may_hold_template(path: str) -> bool:
+    return path in _TEMPLATE_FILES or (
+        path.startswith("additional_chat_templates/") and path.endswith(".jinja")
+    )
+
+
+_TEMPLATE_FILES = frozenset(
+    {"tokenizer_config.json", "processor_config.json", "chat_template.json", "chat_template.jinja"}
+)
+
+
+def special_tokens(view: RevisionView) -> dict[str, str]:
+    """The special tokens transformers passes to the template (bos_token, eos_token…)."""
+    data = view.json("tokenizer_config.json")
+    if not isinstance(data, dict):
+        return {}
+    tokens = {}
+    for key in _SPECIAL:
+        value = data.get(key)
+        if isinstance(value, dict):
+            value = value.get("content")
+        if isinstance(value, str):
+            tokens[key] = value
+    return tokens
+
+
+def chat_template_differ(limits: RenderLimits) -> Any:
+    """A chat-template differ rendering under `limits`."""
+
+    def diff_chat_template(old: RevisionView, new: RevisionView) -> list[Change]:
+        return compare_templates(old, new, limits)
+
+    return diff_chat_template
+
+
+def diff_chat_template(old: RevisionView, new: RevisionView) -> list[Change]:
+    """Changes to every chat template, rendered under the default limits."""
+    return compare_templates(old, new, RenderLimits())
+
+
+def compare_templates(old: RevisionView, new: RevisionView, limits: RenderLimits) -> list[Change]:
+    sources = [p for p in old.files.keys() | new.files.keys() if _may_hold_template(p)]
+    if all(same_blob(old, new, p) for p in sources):
+        return []  # no file that can hold a template changed: nothing to parse or render
+    before, after = templates(old), templates(new)
+    changes: list[Change] = []
+    for name in sorted(before.keys() | after.keys()):
+        b, a = before.get(name), after.get(name)
+        if b is not None and a is not None and b[1] == a[1]:
+            continue
+        path = (a or b or ("", ""))[0]
+        if b is None and first_upload(old, path):
+            continue
+        if a is None:
+            changes.append(
+                Change(
+                    "chat_template.removed",
+                    Severity.BREAKING,
+                    f"{path}: the {name} chat template was removed; apply_chat_template fails.",
+                    path,
+                    b[1] if b else None,
+                    None,
+                )
+            )
+            continue
+        changes.append(_compare(name, path, b[1] if b else None, a[1], old, new, limits))
+    return changes
+
+
+def _compare(
+    name: str,
+    path: str,
+    before: str | None,
+    after: str,
+    old: RevisionView,
+    new: RevisionView,
+    limits: RenderLimits,
+) -> Change:
+    label = "chat template" if name == "default" else f"{name!r} chat template"
+    text_diff = "".join(
+        difflib.unified_diff(
+            (before or "").splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            "before",
+            "after",
+            n=2,
+        )
+    )
+    conversations = list(CONVERSATIONS)
+    if "enable_thinking" in after or "enable_thinking" in (before or ""):
+        conversations += THINKING
+    now = _render(after, special_tokens(new), conversations, limits)
+    if now.failure:
+        violation = "sandbox violation" in now.failure
+        return Change(
+            "chat_template.render_failed",
+            Severity.SECURITY if violation else Severity.BREAKING,
+            f"{path}: the new {label} {now.failure}.",
+            path,
+            None,
+            now.failure,
+            text_diff[:20_000],
+        )
+    was = (
+        _render(before, special_tokens(old), conversations, limits)
+        if before is not None
+        else Rendered({n: "error: no chat template" for n, _ in conversations})
+    )
+    differing = [n for n, _ in conversations if was.outputs.get(n) != now.outputs.get(n)]
+    if not differing and not was.failure:
+        return Change(
+            "chat_template.cosmetic",
+            Severity.INFO,
+            f"{path}: the {label} changed but renders all {len(conversations)} canonical "
+            "conversations identically.",
+            path,
+            None,
+            None,
+            text_diff[:20_000],
+        )
+    spans = {
+        n: _first_difference(was.outputs.get(n, was.failure or ""), now.outputs.get(n, ""))
+        for n in differing
+    }
+    summary = (
+        f"{path}: the {label} renders {len(differing)} of {len(conversations)} canonical "
+        f"conversations differently: {listing((repr(n) for n in differing), 8)}."
+    )
+    if was.failure:
+        previously = was.failure.removeprefix("template ")
+        summary = f"{path}: the {label} renders again (before, it {previously})."
+    detail = "\n".join(
+        f"{n}: at character {span['offset']}:\n"
+        f"  before: {span['before']!r}\n  after:  {span['after']!r}"
+        for n, span in spans.items()
+    )
+    return Change(
+        "chat_template.rendered",
+        Severity.BEHAVIOR,
+        summary,
+        path,
+        {n: s["before"] for n, s in spans.items()},
+        {n: s["after"] for n, s in spans.items()},
+        (detail + "\n\n" + text_diff)[:20_000],
+    )
+
+
+def _render(
+    template: str,
+    special: dict[str, str],
+    conversations: list[tuple[str, dict[str, Any]]],
+    limits: RenderLimits,
+) -> Rendered:
+    return render(template, [(n, {**special, **ctx}) for n, ctx in conversations], limits)
+
+
+def _first_difference(before: str, after: str, context: int = 40) -> dict[str, Any]:
+    """Where two renderings first differ, with a little context either side."""
+    offset = next(
+        (i for i, (x, y) in enumerate(zip(before, after, strict=False)) if x != y),
+        min(len(before), len(after)),
+    )
+    start = max(0, offset - context)
+    return {
+        "offset": offset,
+        "before": before[start : offset + 2 * context],
+        "after": after[start : offset + 2 * context],
+    }

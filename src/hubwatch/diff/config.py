@@ -1,0 +1,196 @@
+"""config.json: DeepDiff finds what moved, then each group of keys says what it means to users."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from deepdiff import DeepDiff
+
+from hubwatch.diff.sections import arrow, changed_keys, listing, pair, same_blob, show
+from hubwatch.diff.view import RevisionView
+from hubwatch.models import Change, Severity
+
+# (kind, severity, what it is called, the keys): the first group that claims a key reports it.
+GROUPS: tuple[tuple[str, Severity, str, tuple[str, ...]], ...] = (
+    ("config.architecture", Severity.BREAKING, "architecture", ("architectures", "model_type")),
+    (
+        "config.dimensions",
+        Severity.BREAKING,
+        "dimensions",
+        (
+            "hidden_size",
+            "num_hidden_layers",
+            "num_attention_heads",
+            "num_key_value_heads",
+            "head_dim",
+            "intermediate_size",
+            "moe_intermediate_size",
+            "num_local_experts",
+            "num_experts",
+            "n_routed_experts",
+            "num_experts_per_tok",
+            "n_layer",
+            "n_head",
+            "n_embd",
+            "d_model",
+            "encoder_layers",
+            "decoder_layers",
+        ),
+    ),  # fmt: skip
+    ("config.vocab_size", Severity.BREAKING, "vocabulary size", ("vocab_size",)),
+    (
+        "config.context",
+        Severity.BEHAVIOR,
+        "context",
+        (
+            "max_position_embeddings",
+            "rope_scaling",
+            "rope_theta",
+            "rope_parameters",
+            "sliding_window",
+            "max_window_layers",
+            "use_sliding_window",
+            "n_positions",
+        ),
+    ),  # fmt: skip
+    ("config.dtype", Severity.BEHAVIOR, "default dtype", ("torch_dtype", "dtype")),
+    (
+        "config.special_token_ids",
+        Severity.BEHAVIOR,
+        "special token ids",
+        ("bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id"),
+    ),
+    ("config.tie_word_embeddings", Severity.BREAKING, "tied embeddings", ("tie_word_embeddings",)),
+    ("config.quantization", Severity.BREAKING, "quantization", ("quantization_config",)),
+    (
+        "config.attention",
+        Severity.BEHAVIOR,
+        "attention implementation",
+        ("attn_implementation", "_attn_implementation", "attention_implementation"),
+    ),
+)
+_QUIET = frozenset({"transformers_version", "_name_or_path"})
+# NOTE: an auto_map value may point into another repo: "org/repo--modeling.Class"
+# (transformers.dynamic_module_utils.get_class_from_dynamic_module).
+_EXTERNAL = re.compile(r"^([\w.-]+/[\w.-]+)--")
+
+
+def diff_config(old: RevisionView, new: RevisionView) -> list[Change]:
+    """Changes to every `config.json` (top level and sub-model folders)."""
+    changes: list[Change] = []
+    for path in sorted(p for p in old.files.keys() | new.files.keys() if _is_config(p)):
+        if same_blob(old, new, path):
+            continue
+        before, after = pair(old, new, path)
+        changes += compare(before, after, path)
+    return changes
+
+
+def _is_config(path: str) -> bool:
+    return path == "config.json" or path.endswith("/config.json")
+
+
+def compare(
+    before: dict[str, Any], after: dict[str, Any], path: str, tower: str = ""
+) -> list[Change]:
+    """Config changes between two parsed configs; nested `*_config` towers one by one."""
+    keys = changed_keys(before, after)
+    if not keys:
+        return []
+    changes: list[Change] = []
+    claimed: set[str] = set()
+    for key in keys:
+        b, a = before.get(key), after.get(key)
+        if (
+            key.endswith("_config")
+            and key != "quantization_config"
+            and (isinstance(b, dict) or isinstance(a, dict))
+        ):
+            claimed.add(key)
+            changes += compare(
+                b if isinstance(b, dict) else {},
+                a if isinstance(a, dict) else {},
+                path,
+                f"{tower}{key}.",
+            )
+    for kind, severity, label, group in GROUPS:
+        moved = [key for key in keys if key in group and key not in claimed]
+        if not moved:
+            continue
+        claimed.update(moved)
+        what = ", ".join(f"{tower}{key} {arrow(before.get(key), after.get(key))}" for key in moved)
+        changes.append(
+            Change(
+                kind,
+                severity,
+                f"{path}: {label} changed: {what}.",
+                path,
+                {f"{tower}{key}": before.get(key) for key in moved},
+                {f"{tower}{key}": after.get(key) for key in moved},
+            )
+        )
+    if "auto_map" in keys:
+        claimed.add("auto_map")
+        changes += auto_map_changes(before.get("auto_map"), after.get("auto_map"), path)
+    rest = [key for key in keys if key not in claimed and key not in _QUIET]
+    if rest:
+        structure = DeepDiff(
+            {key: before.get(key) for key in rest},
+            {key: after.get(key) for key in rest},
+            verbose_level=2,
+        )
+        changes.append(
+            Change(
+                "config.other",
+                Severity.INFO,
+                f"{path}: {len(rest)} other setting(s) changed: "
+                f"{listing(tower + k for k in rest)}.",
+                path,
+                {f"{tower}{key}": before.get(key) for key in rest},
+                {f"{tower}{key}": after.get(key) for key in rest},
+                structure.pretty()[:4000],
+            )
+        )
+    return changes
+
+
+def auto_map_changes(before: Any, after: Any, path: str) -> list[Change]:
+    """auto_map decides which custom code `trust_remote_code` runs: any change is a risk."""
+    b = before if isinstance(before, dict) else {}
+    a = after if isinstance(after, dict) else {}
+    moved = [k for k in sorted(b.keys() | a.keys()) if b.get(k) != a.get(k)]
+    changes = [
+        Change(
+            "config.auto_map",
+            Severity.SECURITY,
+            f"{path}: auto_map changed: {listing(moved)} now load different custom code.",
+            path,
+            before,
+            after,
+        )
+    ]
+    was = {ref for ref in _refs(b) if _EXTERNAL.match(ref)}
+    now = sorted(ref for ref in _refs(a) if _EXTERNAL.match(ref) and ref not in was)
+    if now:
+        repos = sorted({m.group(1) for ref in now if (m := _EXTERNAL.match(ref))})
+        changes.append(
+            Change(
+                "config.auto_map_external",
+                Severity.SECURITY,
+                f"{path}: auto_map now loads code from another repo: {listing(repos)} "
+                f"({listing(show(ref) for ref in now)}).",
+                path,
+                sorted(was),
+                now,
+            )
+        )
+    return changes
+
+
+def _refs(auto_map: dict[str, Any]) -> list[str]:
+    refs: list[str] = []
+    for value in auto_map.values():
+        values = value if isinstance(value, list) else [value]
+        refs += [v for v in values if isinstance(v, str)]
+    return refs

@@ -1,0 +1,112 @@
+"""The estimate differ: parameters, serving memory, KV cache and largest batch, old vs new."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from hubwatch.diff.view import RevisionView
+from hubwatch.models import Change, Estimate, Severity
+
+CONFIG = "config.json"
+
+
+def _gb(n: float) -> str:
+    return f"{n / 1e9:.2f} GB"
+
+
+def _relative(before: float, after: float) -> float:
+    return abs(after - before) / before if before else float("inf")
+
+
+def estimate_changes(old: Estimate | None, new: Estimate | None) -> list[Change]:
+    """Deltas in parameters, serving memory, KV bytes per token and largest batch per card.
+
+    A differ `(old, new) -> list[Change]` like the others; a revision without a config has no
+    estimate (None) and yields no change.
+    """
+    if old is None or new is None:
+        return []
+    if old.ok != new.ok:
+        summary = (
+            f"the estimate is no longer possible: {new.error}"
+            if old.ok
+            else f"the config can be estimated again ({new.params.get('total', 0):,} parameters)"
+        )
+        return [Change("estimate.parameters", Severity.INFO, summary, CONFIG, old.error, new.error)]
+    if not new.ok:
+        return []
+    out: list[Change] = []
+    before, after = old.params.get("total", 0), new.params.get("total", 0)
+    if before != after:
+        delta = after - before
+        out.append(
+            Change(
+                "estimate.parameters",
+                Severity.BEHAVIOR if _relative(before, after) >= 0.01 else Severity.INFO,
+                f"parameters {before:,} -> {after:,} ({delta:+,})",
+                CONFIG,
+                {"total": before, "active": old.params.get("active")},
+                {"total": after, "active": new.params.get("active")},
+            )
+        )
+    sb, sa = old.serving.get("total", 0), new.serving.get("total", 0)
+    if sb != sa:
+        context = new.serving.get("assumptions", {}).get("context tokens")
+        out.append(
+            Change(
+                "estimate.serving_memory",
+                Severity.BEHAVIOR if _relative(sb, sa) >= 0.1 else Severity.INFO,
+                f"serving memory {_gb(sb)} -> {_gb(sa)} (bf16 weights + KV cache, batch 1, "
+                f"{old.context:,} -> {new.context:,} tokens of context)",
+                CONFIG,
+                sb,
+                sa,
+                detail=f"assumptions: {new.serving.get('assumptions')}; context now {context}",
+            )
+        )
+    if old.kv_bytes_per_token != new.kv_bytes_per_token:
+        out.append(
+            Change(
+                "estimate.kv_bytes_per_token",
+                Severity.BEHAVIOR,
+                f"KV cache per token {old.kv_bytes_per_token:,} -> {new.kv_bytes_per_token:,} "
+                "bytes (bf16)",
+                CONFIG,
+                old.kv_bytes_per_token,
+                new.kv_bytes_per_token,
+            )
+        )
+    for workload, cards in new.max_batch.items():
+        was = old.max_batch.get(workload, {})
+        moved = {
+            gpu: (was[gpu]["max_batch"], fit["max_batch"])
+            for gpu, fit in cards.items()
+            if gpu in was
+            and (was[gpu]["max_batch"], was[gpu]["cards"]) != (fit["max_batch"], fit["cards"])
+        }
+        if not moved:
+            continue
+        lost = any(b >= 1 and a == 0 for b, a in moved.values())
+        shown = ", ".join(f"{gpu} {b} -> {a}" for gpu, (b, a) in moved.items())
+        out.append(
+            Change(
+                "estimate.max_batch",
+                Severity.BEHAVIOR if lost else Severity.INFO,
+                f"largest {workload} batch per card: {shown}",
+                CONFIG,
+                {gpu: b for gpu, (b, _) in moved.items()},
+                {gpu: a for gpu, (_, a) in moved.items()},
+                detail=f"workload {workload}",
+            )
+        )
+    return out
+
+
+def diff_estimate(old: RevisionView, new: RevisionView) -> list[Change]:
+    """What the config change means in parameters, memory and batch per card."""
+    return estimate_changes(_estimate(old.estimate), _estimate(new.estimate))
+
+
+def _estimate(data: Mapping[str, Any] | None) -> Estimate | None:
+    return Estimate.from_json(data) if data else None

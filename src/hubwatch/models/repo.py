@@ -1,0 +1,128 @@
+"""Tracked repositories: their ids, where they are read from, their state and events."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+from hubwatch.errors import InvalidRepoId
+from hubwatch.models.ids import CommitSha
+
+# NOTE: the Hub's own rule (huggingface_hub.utils.validate_repo_id): letters, digits, `-_.`,
+# no `--` or `..`, 96 characters at most per name, not starting or ending with `-` or `.`.
+_NAME = re.compile(r"^(?![.-])(?!.*(?:--|\.\.))[A-Za-z0-9._-]{1,96}(?<![.-])$")
+MAX_REPO_ID_LENGTH = 96 * 2 + 1
+
+
+class SourceKind(StrEnum):
+    """Where a repo's revisions come from."""
+
+    HUB = "hub"
+    GIT = "git"
+
+
+@dataclass(frozen=True, slots=True)
+class RepoRef:
+    """A tracked repository: its Hub-style id and where to read it from."""
+
+    repo_id: str
+    """`org/name`, validated on construction."""
+    source: SourceKind = SourceKind.HUB
+    url: str | None = None
+    """Git URL or local path (GitSource); None for the Hub."""
+    branch: str = "main"
+    """The branch or tag whose history is tracked."""
+
+    def __post_init__(self) -> None:
+        validate_repo_id(self.repo_id)
+
+    @property
+    def org(self) -> str:
+        return self.repo_id.split("/", 1)[0]
+
+
+def validate_repo_id(repo_id: str) -> str:
+    """Return `repo_id` if it is a safe `org/name`; otherwise raise InvalidRepoId saying why."""
+    if not repo_id:
+        raise InvalidRepoId("repo id is empty; expected ORG/NAME")
+    shown = repo_id if len(repo_id) <= 60 else repo_id[:57] + "..."
+    if len(repo_id) > MAX_REPO_ID_LENGTH:
+        raise InvalidRepoId(
+            f"repo id {shown!r} is {len(repo_id)} characters long; the Hub allows "
+            f"at most 96 per part"
+        )
+    parts = repo_id.split("/")
+    if len(parts) != 2:
+        raise InvalidRepoId(f"repo id {shown!r} must be exactly ORG/NAME")
+    for part in parts:
+        if not _NAME.match(part):
+            raise InvalidRepoId(
+                f"repo id {shown!r}: {part!r} may only hold letters, digits, '-', '_' and '.', "
+                "must not start or end with '-' or '.', and must not contain '--' or '..'"
+            )
+    return repo_id
+
+
+@dataclass(frozen=True, slots=True)
+class RepoStatus:
+    """What a source says about a repo as a whole right now."""
+
+    head: CommitSha
+    """The commit the tracked branch points to."""
+    repo_id: str
+    """The id the source answers under (differs from the asked one after a rename)."""
+    gated: bool = False
+    disabled: bool = False
+    private: bool = False
+
+
+class EventKind(StrEnum):
+    """Things that happen to a tracked repo besides new revisions."""
+
+    HISTORY_REWRITTEN = "history_rewritten"
+    REPO_GATED = "repo_gated"
+    REPO_UNGATED = "repo_ungated"
+    REPO_DISABLED = "repo_disabled"
+    REPO_DELETED = "repo_deleted"
+    REPO_RENAMED = "repo_renamed"
+    POLL_FAILED = "poll_failed"
+    REPO_RESTORED = "repo_restored"
+
+
+@dataclass(frozen=True, slots=True)
+class RepoEvent:
+    """A recorded event about a repo."""
+
+    kind: EventKind
+    detail: str
+    sha: CommitSha | None = None
+    at: datetime | None = None
+
+
+class RepoState(StrEnum):
+    """Whether a tracked repo can currently be read."""
+
+    ACTIVE = "active"
+    GATED = "gated"
+    DISABLED = "disabled"
+    DELETED = "deleted"
+
+
+READABLE_STATES = (RepoState.ACTIVE, RepoState.GATED)
+"""The states whose content can be read (a tuple: it matches plain strings too)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TrackedRepo:
+    """A tracked repo with what the store knows of its state."""
+
+    ref: RepoRef
+    state: RepoState
+    head: CommitSha | None
+    revisions: int
+    added_at: datetime
+    last_polled_at: datetime | None
+    last_error: str | None
+    renamed_to: str | None = None

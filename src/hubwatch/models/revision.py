@@ -1,0 +1,116 @@
+"""Revisions: commits, their files, what reading them gave, and the snapshot stored."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from hubwatch.models.change import Change
+from hubwatch.models.ids import CommitSha, ContentSha
+
+
+@dataclass(frozen=True, slots=True)
+class CommitInfo:
+    """One commit's metadata, as a source reports it."""
+
+    sha: CommitSha
+    parents: tuple[CommitSha, ...]
+    date: datetime
+    """Commit date, timezone-aware UTC."""
+    authors: tuple[str, ...]
+    title: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileEntry:
+    """One file in a revision's tree."""
+
+    path: str
+    size: int
+    """Real size in bytes (for LFS files, the size of the LFS object, not of the pointer)."""
+    blob_id: str
+    """Git blob sha1 of what is committed (the pointer, for LFS files)."""
+    lfs_sha256: str | None = None
+    """sha256 of the LFS object, when the file is stored in LFS."""
+
+
+class ReadStatus(StrEnum):
+    """What became of an attempt to read a file's content or a safetensors header."""
+
+    STORED = "stored"
+    OVER_CAP = "over_cap"
+    INVALID = "invalid"
+    """Read and stored, but not what it claims to be (not JSON, not UTF-8, a lying header)."""
+    UNAVAILABLE = "unavailable"
+    """Not readable from this source (LFS pointer in a git mirror); not a failure."""
+    ERROR = "error"
+    """The read failed (HTTP error…); recorded, the revision is still stored."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReadResult:
+    """Outcome of reading one file's content or one safetensors header."""
+
+    status: ReadStatus
+    data: bytes | None = None
+    """The bytes to store (file content, or the header's JSON), when any were read."""
+    error: str | None = None
+    sha256: ContentSha | None = None
+    """Set instead of `data` when the bytes are already stored (an unchanged file)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Everything recorded about one revision, ready to be written in one transaction."""
+
+    commit: CommitInfo
+    files: tuple[FileEntry, ...]
+    contents: dict[str, ReadResult] = field(default_factory=dict)
+    """Content of the files that matter, by path."""
+    headers: dict[str, ReadResult] = field(default_factory=dict)
+    """safetensors headers, by path of the weight file."""
+    card: dict[str, object] | None = None
+    """Model card front matter keys (license, base_model, gated, pipeline_tag, library_name)."""
+    card_error: str | None = None
+    estimate: dict[str, Any] | None = None
+    """The estimator's result for this revision's config.json (JSON); None without a config."""
+    changes: tuple[Change, ...] = ()
+    """What changed against `base`, stored with the revision."""
+    base: CommitSha | None = None
+    """The revision the changes were computed against (the stored first parent), if any."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRevision:
+    """A revision as the store returns it."""
+
+    repo_id: str
+    sha: CommitSha
+    parents: tuple[CommitSha, ...]
+    date: datetime
+    authors: tuple[str, ...]
+    title: str
+    message: str
+    changed: tuple[str, ...]
+    """Paths added, removed or modified against the first parent (all paths for a root commit)."""
+    reachable: bool = True
+    card: dict[str, object] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredFile:
+    """A file of a stored revision, with what became of reading it."""
+
+    path: str
+    size: int
+    blob_id: str
+    lfs_sha256: str | None
+    content_sha256: ContentSha | None
+    content_status: ReadStatus | None
+    content_error: str | None
+    header_sha256: ContentSha | None
+    header_status: ReadStatus | None
+    header_error: str | None

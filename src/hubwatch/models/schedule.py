@@ -1,0 +1,37 @@
+"""What workers share to schedule polls: each repo's schedule and a leased claim."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from hubwatch.models.ids import CommitSha
+from hubwatch.models.repo import RepoRef, RepoStatus
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleEntry:
+    """What change discovery needs to know about one tracked repo, read in one query."""
+
+    ref: RepoRef
+    state: str
+    """The repo's RepoState value (active, gated, disabled, deleted)."""
+    head: CommitSha | None
+    last_polled_at: datetime | None
+    failed: bool
+    """Whether its last poll ended in an error."""
+    due_at: datetime | None
+    """When its own check is next due; None: never scheduled, so due now."""
+    woken: bool
+    """Whether it is already waiting for a poll."""
+    listed: bool | None
+    """Whether the Hub's public listing shows it; None: not known yet."""
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A repo leased to one worker, with what woke it."""
+
+    repo_id: str
+    hint: RepoStatus | None = None
+    """The repo's status as the listing that woke it gave it; None: the poll asks the source."""

@@ -1,0 +1,128 @@
+"""Attaching advisories to stored revisions, after each poll and when advisory data changes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import structlog
+
+from hubwatch.advisories.deps import extract
+from hubwatch.advisories.matching import dedupe
+from hubwatch.advisories.publish import FeedEntry
+from hubwatch.advisories.service import AdvisoryService
+from hubwatch.diff.advisories import KIND as ADVISORIES_CHANGED
+from hubwatch.diff.advisories import advisory_changes
+from hubwatch.errors import AdvisoryServiceError, HubwatchError, UnknownRevision
+from hubwatch.models import AdvisoryMatch, CommitSha, SourceKind, TrackedRepo
+from hubwatch.store.base import Store
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class AdvisoryAttached:
+    """A known advisory newly found to apply to a stored revision."""
+
+    repo_id: str
+    sha: CommitSha
+    match: AdvisoryMatch
+
+
+class AdvisoryAttacher:
+    """Finds each revision's dependencies and stores the advisories that apply to them."""
+
+    def __init__(self, store: Store, service: AdvisoryService) -> None:
+        self._store = store
+        self._service = service
+
+    def attach(self, repo_id: str, sha: CommitSha) -> list[AdvisoryAttached]:
+        """Check one stored revision; never raises for upstream or data trouble (it is recorded)."""
+        revision = self._store.revision(repo_id, sha)
+        files = self._store.files(repo_id, sha)
+        found = extract(files, self._store.blob, revision.card)
+        for problem in found.problems:
+            log.warning("dependency_unreadable", repo=repo_id, sha=sha, problem=problem)
+        pinned = [d for d in found.dependencies if d.version is not None]
+        try:
+            answers = self._service.query_all(pinned)
+        except AdvisoryServiceError as exc:
+            log.warning("advisory_check_failed", repo=repo_id, sha=sha, error=str(exc))
+            self._store.record_advisories(
+                repo_id, sha, found.dependencies, None, service=self._service.name, error=str(exc)
+            )
+            return []
+        matches = dedupe([m for found_matches in answers.values() for m in found_matches])
+        new = self._store.record_advisories(
+            repo_id, sha, found.dependencies, matches, service=self._service.name
+        )
+        # Which advisories apply, against the parent, is itself a change of this revision.
+        parent = revision.parents[0] if revision.parents else None
+        before = self._parent_matches(repo_id, parent) if parent else ()
+        self._store.replace_changes(
+            repo_id, sha, ADVISORIES_CHANGED, advisory_changes(before, matches)
+        )
+        events = [AdvisoryAttached(repo_id, sha, match) for match in new]
+        for event in events:
+            log.info(
+                "advisory_attached",
+                repo=repo_id,
+                sha=sha,
+                advisory=event.match.advisory_id,
+                package=event.match.package,
+                version=event.match.version,
+            )
+        return events
+
+    def _parent_matches(self, repo_id: str, parent: CommitSha) -> tuple[AdvisoryMatch, ...]:
+        try:
+            return self._store.advisory_report(repo_id, parent).matches
+        except UnknownRevision:  # the parent is not stored (history starts later)
+            return ()
+
+    def after_revision(self, repo_id: str, sha: CommitSha) -> None:
+        """The tracker's hook: check a revision just stored; failures are logged, never raised."""
+        try:
+            self.attach(repo_id, sha)
+        except HubwatchError as exc:
+            log.warning("advisory_check_failed", repo=repo_id, sha=sha, error=str(exc))
+
+    def recheck_all(self) -> list[AdvisoryAttached]:
+        """Check every stored revision again (after the advisory data was refreshed)."""
+        events: list[AdvisoryAttached] = []
+        for tracked in self._store.list_repos():
+            for revision in self._store.history(tracked.ref.repo_id):
+                try:
+                    events += self.attach(tracked.ref.repo_id, revision.sha)
+                except HubwatchError as exc:
+                    log.warning(
+                        "advisory_check_failed",
+                        repo=tracked.ref.repo_id,
+                        sha=revision.sha,
+                        error=str(exc),
+                    )
+        return events
+
+
+def repo_url(tracked: TrackedRepo, hub_endpoint: str) -> str:
+    """Where people find the repo: its Hub page, or the git URL it is tracked from."""
+    if tracked.ref.source is SourceKind.GIT and tracked.ref.url:
+        return tracked.ref.url
+    return f"{hub_endpoint.rstrip('/')}/{tracked.ref.repo_id}"
+
+
+class StoreChangeFeed:
+    """The ChangeFeed of every change the store holds, oldest revision first in each repo."""
+
+    def __init__(self, store: Store, hub_endpoint: str) -> None:
+        self._store = store
+        self._hub = hub_endpoint
+
+    def changes(self) -> Iterator[FeedEntry]:
+        for tracked in self._store.list_repos():
+            repo_id = tracked.ref.repo_id
+            url = repo_url(tracked, self._hub)
+            for recorded in self._store.changes(repo_id):
+                for change in recorded.changes:
+                    revision = recorded.revision
+                    yield FeedEntry(repo_id, url, revision.sha, revision.date, change)

@@ -1,0 +1,45 @@
+"""Runs the differs over stored revisions and new snapshots: the store glue of `hubwatch.diff`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+from hubwatch.diff import Differ, RevisionView, diff_revisions
+from hubwatch.models import Change, CommitSha, Snapshot
+from hubwatch.store.base import Store
+
+
+def stored_view(store: Store, repo_id: str, sha: CommitSha) -> RevisionView:
+    """A view of a stored revision, reading contents lazily from the store."""
+    revision = store.revision(repo_id, sha)
+    return RevisionView.of_stored(
+        store.files(repo_id, revision.sha),
+        revision.card,
+        store.blob,
+        revision.sha,
+        store.estimate(repo_id, revision.sha),
+    )
+
+
+def diff_snapshot(
+    store: Store,
+    repo_id: str,
+    snapshot: Snapshot,
+    base: CommitSha | None,
+    differs: Mapping[str, Differ] | None = None,
+) -> Snapshot:
+    """The snapshot with its changes against the stored revision `base` (None: an empty one)."""
+    old = stored_view(store, repo_id, base) if base else RevisionView.empty()
+    changes = diff_revisions(old, RevisionView.of_snapshot(snapshot, store.blob), differs)
+    return replace(snapshot, changes=tuple(changes), base=base)
+
+
+def diff_stored(
+    store: Store, repo_id: str, rev_a: str, rev_b: str, differs: Mapping[str, Differ] | None = None
+) -> list[Change]:
+    """Changes between any two stored revisions (abbreviated shas accepted)."""
+    a, b = store.revision(repo_id, rev_a), store.revision(repo_id, rev_b)
+    return diff_revisions(
+        stored_view(store, repo_id, a.sha), stored_view(store, repo_id, b.sha), differs
+    )
