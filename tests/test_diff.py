@@ -10,7 +10,7 @@ import pytest
 
 from hubwatch.diff import DIFFERS, diff_revisions
 from hubwatch.diff.events import event_change
-from hubwatch.diff.tokenizer import split_tokenizer_json
+from hubwatch.diff.tokenizer_json import split_tokenizer_json
 from hubwatch.diff.view import RevisionView
 from hubwatch.models import Change, EventKind, RepoEvent, Severity
 from tests.support.revisions import BASE_CONFIG, Weights, view

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from hubwatch.diff.merges import merges_bytes_changes, merges_changes
-from hubwatch.diff.tokenizer import vocab_changes
+from hubwatch.diff.vocabulary import vocab_changes
 from hubwatch.models import Change
 
 PATH = "tokenizer.json"

@@ -124,15 +124,6 @@ def special_tokens(view: RevisionView) -> dict[str, str]:
     return tokens
 
 
-def chat_template_differ(limits: RenderLimits) -> Any:
-    """A chat-template differ rendering under `limits`."""
-
-    def diff_chat_template(old: RevisionView, new: RevisionView) -> list[Change]:
-        return compare_templates(old, new, limits)
-
-    return diff_chat_template
-
-
 def diff_chat_template(old: RevisionView, new: RevisionView) -> list[Change]:
     """Changes to every chat template, rendered under the default limits."""
     return compare_templates(old, new, RenderLimits())
@@ -177,15 +168,7 @@ def _compare(
     limits: RenderLimits,
 ) -> Change:
     label = "chat template" if name == "default" else f"{name!r} chat template"
-    text_diff = "".join(
-        difflib.unified_diff(
-            (before or "").splitlines(keepends=True),
-            after.splitlines(keepends=True),
-            "before",
-            "after",
-            n=2,
-        )
-    )
+    text_diff = _text_diff(before, after)
     conversations = list(CONVERSATIONS)
     if "enable_thinking" in after or "enable_thinking" in (before or ""):
         conversations += THINKING
@@ -218,10 +201,6 @@ def _compare(
             None,
             text_diff[:20_000],
         )
-    spans = {
-        n: _first_difference(was.outputs.get(n, was.failure or ""), now.outputs.get(n, ""))
-        for n in differing
-    }
     summary = (
         f"{path}: the {label} renders {len(differing)} of {len(conversations)} canonical "
         f"conversations differently: {listing((repr(n) for n in differing), 8)}."
@@ -229,6 +208,30 @@ def _compare(
     if was.failure:
         previously = was.failure.removeprefix("template ")
         summary = f"{path}: the {label} renders again (before, it {previously})."
+    return _rendered(path, summary, was, now, differing, text_diff)
+
+
+def _text_diff(before: str | None, after: str) -> str:
+    """A unified diff of the two template sources."""
+    return "".join(
+        difflib.unified_diff(
+            (before or "").splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            "before",
+            "after",
+            n=2,
+        )
+    )
+
+
+def _rendered(
+    path: str, summary: str, was: Rendered, now: Rendered, differing: list[str], text_diff: str
+) -> Change:
+    """The change for a template that renders some conversations differently."""
+    spans = {
+        n: _first_difference(was.outputs.get(n, was.failure or ""), now.outputs.get(n, ""))
+        for n in differing
+    }
     detail = "\n".join(
         f"{n}: at character {span['offset']}:\n"
         f"  before: {span['before']!r}\n  after:  {span['after']!r}"

@@ -98,8 +98,28 @@ def compare(
     keys = changed_keys(before, after)
     if not keys:
         return []
+    claimed: set[str] = set()  # keys already reported, each by the first step that claims it
+    changes = _towers(before, after, keys, path, tower, claimed)
+    changes += _groups(before, after, keys, path, tower, claimed)
+    if "auto_map" in keys:
+        claimed.add("auto_map")
+        changes += auto_map_changes(before.get("auto_map"), after.get("auto_map"), path)
+    rest = [key for key in keys if key not in claimed and key not in _QUIET]
+    if rest:
+        changes.append(_other(before, after, rest, path, tower))
+    return changes
+
+
+def _towers(
+    before: dict[str, Any],
+    after: dict[str, Any],
+    keys: list[str],
+    path: str,
+    tower: str,
+    claimed: set[str],
+) -> list[Change]:
+    """Each nested `*_config` (a vision or text tower) compared as a config of its own."""
     changes: list[Change] = []
-    claimed: set[str] = set()
     for key in keys:
         b, a = before.get(key), after.get(key)
         if (
@@ -114,6 +134,19 @@ def compare(
                 path,
                 f"{tower}{key}.",
             )
+    return changes
+
+
+def _groups(
+    before: dict[str, Any],
+    after: dict[str, Any],
+    keys: list[str],
+    path: str,
+    tower: str,
+    claimed: set[str],
+) -> list[Change]:
+    """One change per group of GROUPS with a key that moved and is not yet claimed."""
+    changes: list[Change] = []
     for kind, severity, label, group in GROUPS:
         moved = [key for key in keys if key in group and key not in claimed]
         if not moved:
@@ -130,29 +163,27 @@ def compare(
                 {f"{tower}{key}": after.get(key) for key in moved},
             )
         )
-    if "auto_map" in keys:
-        claimed.add("auto_map")
-        changes += auto_map_changes(before.get("auto_map"), after.get("auto_map"), path)
-    rest = [key for key in keys if key not in claimed and key not in _QUIET]
-    if rest:
-        structure = DeepDiff(
-            {key: before.get(key) for key in rest},
-            {key: after.get(key) for key in rest},
-            verbose_level=2,
-        )
-        changes.append(
-            Change(
-                "config.other",
-                Severity.INFO,
-                f"{path}: {len(rest)} other setting(s) changed: "
-                f"{listing(tower + k for k in rest)}.",
-                path,
-                {f"{tower}{key}": before.get(key) for key in rest},
-                {f"{tower}{key}": after.get(key) for key in rest},
-                structure.pretty()[:4000],
-            )
-        )
     return changes
+
+
+def _other(
+    before: dict[str, Any], after: dict[str, Any], rest: list[str], path: str, tower: str
+) -> Change:
+    """The keys no group claims, with DeepDiff's account of what moved inside them."""
+    structure = DeepDiff(
+        {key: before.get(key) for key in rest},
+        {key: after.get(key) for key in rest},
+        verbose_level=2,
+    )
+    return Change(
+        "config.other",
+        Severity.INFO,
+        f"{path}: {len(rest)} other setting(s) changed: {listing(tower + k for k in rest)}.",
+        path,
+        {f"{tower}{key}": before.get(key) for key in rest},
+        {f"{tower}{key}": after.get(key) for key in rest},
+        structure.pretty()[:4000],
+    )
 
 
 def auto_map_changes(before: Any, after: Any, path: str) -> list[Change]:

@@ -36,47 +36,68 @@ def estimate_changes(old: Estimate | None, new: Estimate | None) -> list[Change]
         return [Change("estimate.parameters", Severity.INFO, summary, CONFIG, old.error, new.error)]
     if not new.ok:
         return []
-    out: list[Change] = []
+    return [
+        *_parameters(old, new),
+        *_serving_memory(old, new),
+        *_kv_bytes(old, new),
+        *_max_batch(old, new),
+    ]
+
+
+def _parameters(old: Estimate, new: Estimate) -> list[Change]:
     before, after = old.params.get("total", 0), new.params.get("total", 0)
-    if before != after:
-        delta = after - before
-        out.append(
-            Change(
-                "estimate.parameters",
-                Severity.BEHAVIOR if _relative(before, after) >= 0.01 else Severity.INFO,
-                f"parameters {before:,} -> {after:,} ({delta:+,})",
-                CONFIG,
-                {"total": before, "active": old.params.get("active")},
-                {"total": after, "active": new.params.get("active")},
-            )
+    if before == after:
+        return []
+    return [
+        Change(
+            "estimate.parameters",
+            Severity.BEHAVIOR if _relative(before, after) >= 0.01 else Severity.INFO,
+            f"parameters {before:,} -> {after:,} ({after - before:+,})",
+            CONFIG,
+            {"total": before, "active": old.params.get("active")},
+            {"total": after, "active": new.params.get("active")},
         )
+    ]
+
+
+def _serving_memory(old: Estimate, new: Estimate) -> list[Change]:
     sb, sa = old.serving.get("total", 0), new.serving.get("total", 0)
-    if sb != sa:
-        context = new.serving.get("assumptions", {}).get("context tokens")
-        out.append(
-            Change(
-                "estimate.serving_memory",
-                Severity.BEHAVIOR if _relative(sb, sa) >= 0.1 else Severity.INFO,
-                f"serving memory {_gb(sb)} -> {_gb(sa)} (bf16 weights + KV cache, batch 1, "
-                f"{old.context:,} -> {new.context:,} tokens of context)",
-                CONFIG,
-                sb,
-                sa,
-                detail=f"assumptions: {new.serving.get('assumptions')}; context now {context}",
-            )
+    if sb == sa:
+        return []
+    context = new.serving.get("assumptions", {}).get("context tokens")
+    return [
+        Change(
+            "estimate.serving_memory",
+            Severity.BEHAVIOR if _relative(sb, sa) >= 0.1 else Severity.INFO,
+            f"serving memory {_gb(sb)} -> {_gb(sa)} (bf16 weights + KV cache, batch 1, "
+            f"{old.context:,} -> {new.context:,} tokens of context)",
+            CONFIG,
+            sb,
+            sa,
+            detail=f"assumptions: {new.serving.get('assumptions')}; context now {context}",
         )
-    if old.kv_bytes_per_token != new.kv_bytes_per_token:
-        out.append(
-            Change(
-                "estimate.kv_bytes_per_token",
-                Severity.BEHAVIOR,
-                f"KV cache per token {old.kv_bytes_per_token:,} -> {new.kv_bytes_per_token:,} "
-                "bytes (bf16)",
-                CONFIG,
-                old.kv_bytes_per_token,
-                new.kv_bytes_per_token,
-            )
+    ]
+
+
+def _kv_bytes(old: Estimate, new: Estimate) -> list[Change]:
+    if old.kv_bytes_per_token == new.kv_bytes_per_token:
+        return []
+    return [
+        Change(
+            "estimate.kv_bytes_per_token",
+            Severity.BEHAVIOR,
+            f"KV cache per token {old.kv_bytes_per_token:,} -> {new.kv_bytes_per_token:,} "
+            "bytes (bf16)",
+            CONFIG,
+            old.kv_bytes_per_token,
+            new.kv_bytes_per_token,
         )
+    ]
+
+
+def _max_batch(old: Estimate, new: Estimate) -> list[Change]:
+    """One change per workload whose largest batch (or card count) moved on some GPU."""
+    out: list[Change] = []
     for workload, cards in new.max_batch.items():
         was = old.max_batch.get(workload, {})
         moved = {

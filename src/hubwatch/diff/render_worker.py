@@ -40,9 +40,23 @@ def _limit(which: int, value: int) -> None:
 
 
 def _environment(max_output: int) -> Any:
+    """transformers' chat-template environment, sandboxed, with the output limit enforced."""
+    from jinja2.ext import loopcontrols
+
+    sandbox = _limited_sandbox(max_output)
+    env = sandbox(
+        trim_blocks=True, lstrip_blocks=True, extensions=[_generation_block(), loopcontrols]
+    )
+    env.filters["tojson"] = _tojson
+    env.globals["raise_exception"] = _raise_exception
+    env.globals["strftime_now"] = _strftime_now
+    return env
+
+
+def _generation_block() -> Any:
+    """The jinja2 extension for transformers' `{% generation %}` tag."""
     import jinja2
-    from jinja2.ext import Extension, loopcontrols
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
+    from jinja2.ext import Extension
 
     class GenerationBlock(Extension):
         """transformers' `{% generation %}` marks assistant spans; rendering keeps the body."""
@@ -53,6 +67,14 @@ def _environment(max_output: int) -> Any:
             lineno = next(parser.stream).lineno
             body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
             return jinja2.nodes.Scope(body, lineno=lineno)
+
+    return GenerationBlock
+
+
+def _limited_sandbox(max_output: int) -> Any:
+    """An immutable sandbox class that refuses values over `max_output` built in one step."""
+    import jinja2
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     class LimitedSandbox(ImmutableSandboxedEnvironment):
         """Refuses `*` and `**` that would build a value over the output limit at once."""
@@ -79,31 +101,30 @@ def _environment(max_output: int) -> Any:
                 raise RenderFailed(f"exponent {right} is too large")
             return super().call_binop(context, operator, left, right)
 
-    def raise_exception(message: str) -> None:
-        raise jinja2.exceptions.TemplateError(message)
+    return LimitedSandbox
 
-    def tojson(
-        x: Any,
-        ensure_ascii: bool = False,
-        indent: int | None = None,
-        separators: Any = None,
-        sort_keys: bool = False,
-    ) -> str:
-        # NOTE: transformers overrides jinja's tojson (which HTML-escapes) with plain json.dumps
-        return json.dumps(
-            x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
-        )
 
-    def strftime_now(fmt: str) -> str:
-        return FIXED_NOW.strftime(str(fmt))
+def _raise_exception(message: str) -> None:
+    from jinja2.exceptions import TemplateError
 
-    env = LimitedSandbox(
-        trim_blocks=True, lstrip_blocks=True, extensions=[GenerationBlock, loopcontrols]
+    raise TemplateError(message)
+
+
+def _tojson(
+    x: Any,
+    ensure_ascii: bool = False,
+    indent: int | None = None,
+    separators: Any = None,
+    sort_keys: bool = False,
+) -> str:
+    # NOTE: transformers overrides jinja's tojson (which HTML-escapes) with plain json.dumps
+    return json.dumps(
+        x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
     )
-    env.filters["tojson"] = tojson
-    env.globals["raise_exception"] = raise_exception
-    env.globals["strftime_now"] = strftime_now
-    return env
+
+
+def _strftime_now(fmt: str) -> str:
+    return FIXED_NOW.strftime(str(fmt))
 
 
 def render_all(request: dict[str, Any]) -> dict[str, Any]:

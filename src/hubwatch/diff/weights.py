@@ -156,76 +156,9 @@ def _by_headers(
     old_st: dict[str, FileEntry],
     new_st: dict[str, FileEntry],
 ) -> list[Change]:
-    changes: list[Change] = []
-    added = sorted(after.keys() - before.keys())
-    removed = sorted(before.keys() - after.keys())
-    renamed: dict[str, str] = {}
-    # A tensor that vanished while one of the same dtype and shape appeared: a rename, when the
-    # pairing is unambiguous.
-    by_spec_removed = Counter(before[n] for n in removed)
-    by_spec_added = Counter(after[n] for n in added)
-    for name in removed:
-        spec = before[name]
-        if by_spec_removed[spec] == 1 and by_spec_added[spec] == 1:
-            renamed[name] = next(n for n in added if after[n] == spec)
-    added = [n for n in added if n not in renamed.values()]
-    removed = [n for n in removed if n not in renamed]
-    if added or removed or renamed:
-        parts = []
-        if added:
-            parts.append(f"{len(added)} added ({listing(added, 3)})")
-        if removed:
-            parts.append(f"{len(removed)} removed ({listing(removed, 3)})")
-        if renamed:
-            parts.append(
-                f"{len(renamed)} renamed ({listing((f'{a} → {b}' for a, b in renamed.items()), 3)})"
-            )
-        changes.append(
-            Change(
-                "weights.tensors",
-                Severity.BREAKING,
-                f"Tensors changed: {'; '.join(parts)}; state dicts saved against the old names "
-                "no longer load.",
-                None,
-                {"removed": removed[:50], "renamed": list(renamed)[:50]},
-                {"added": added[:50], "renamed": list(renamed.values())[:50]},
-            )
-        )
     common = sorted(before.keys() & after.keys())
-    reshaped = [n for n in common if before[n][1] != after[n][1]]
-    if reshaped:
-        examples = (f"{n} {list(before[n][1])} → {list(after[n][1])}" for n in reshaped)
-        changes.append(
-            Change(
-                "weights.shape",
-                Severity.BREAKING,
-                f"{len(reshaped)} tensor shape(s) changed: {listing(examples, 3)}.",
-                None,
-                {n: list(before[n][1]) for n in reshaped[:50]},
-                {n: list(after[n][1]) for n in reshaped[:50]},
-            )
-        )
-    retyped = [n for n in common if before[n][0] != after[n][0]]
-    params_before, params_after = parameters(before), parameters(after)
-    if retyped or set(params_before) != set(params_after):
-        moves = Counter(f"{before[n][0]} → {after[n][0]}" for n in retyped)
-        total_b, total_a = sum(params_before.values()), sum(params_after.values())
-        count = (
-            f"parameter count unchanged ({_human(total_b)})"
-            if total_b == total_a
-            else f"parameters {_human(total_b)} → {_human(total_a)}"
-        )
-        changes.append(
-            Change(
-                "weights.dtype",
-                Severity.BEHAVIOR,
-                f"Weight dtype changed for {len(retyped)} tensor(s) "
-                f"({listing(f'{m} ×{c}' for m, c in moves.most_common())}); {count}.",
-                None,
-                {"parameters": params_before},
-                {"parameters": params_after},
-            )
-        )
+    changes = _names(before, after) + _shapes(before, after, common)
+    changes += _dtypes(before, after, common)
     was, now = _objects(old_st), _objects(new_st)
     same_path = sorted(p for p in was.keys() & now.keys() if was[p] != now[p])
     if not changes and same_path:
@@ -241,6 +174,89 @@ def _by_headers(
             )
         )
     return changes
+
+
+def _names(before: Tensors, after: Tensors) -> list[Change]:
+    """Tensors added, removed or renamed."""
+    added = sorted(after.keys() - before.keys())
+    removed = sorted(before.keys() - after.keys())
+    renamed: dict[str, str] = {}
+    # A tensor that vanished while one of the same dtype and shape appeared: a rename, when the
+    # pairing is unambiguous.
+    by_spec_removed = Counter(before[n] for n in removed)
+    by_spec_added = Counter(after[n] for n in added)
+    for name in removed:
+        spec = before[name]
+        if by_spec_removed[spec] == 1 and by_spec_added[spec] == 1:
+            renamed[name] = next(n for n in added if after[n] == spec)
+    added = [n for n in added if n not in renamed.values()]
+    removed = [n for n in removed if n not in renamed]
+    if not (added or removed or renamed):
+        return []
+    parts = []
+    if added:
+        parts.append(f"{len(added)} added ({listing(added, 3)})")
+    if removed:
+        parts.append(f"{len(removed)} removed ({listing(removed, 3)})")
+    if renamed:
+        parts.append(
+            f"{len(renamed)} renamed ({listing((f'{a} → {b}' for a, b in renamed.items()), 3)})"
+        )
+    return [
+        Change(
+            "weights.tensors",
+            Severity.BREAKING,
+            f"Tensors changed: {'; '.join(parts)}; state dicts saved against the old names "
+            "no longer load.",
+            None,
+            {"removed": removed[:50], "renamed": list(renamed)[:50]},
+            {"added": added[:50], "renamed": list(renamed.values())[:50]},
+        )
+    ]
+
+
+def _shapes(before: Tensors, after: Tensors, common: list[str]) -> list[Change]:
+    """Tensors present on both sides with another shape."""
+    reshaped = [n for n in common if before[n][1] != after[n][1]]
+    if not reshaped:
+        return []
+    examples = (f"{n} {list(before[n][1])} → {list(after[n][1])}" for n in reshaped)
+    return [
+        Change(
+            "weights.shape",
+            Severity.BREAKING,
+            f"{len(reshaped)} tensor shape(s) changed: {listing(examples, 3)}.",
+            None,
+            {n: list(before[n][1]) for n in reshaped[:50]},
+            {n: list(after[n][1]) for n in reshaped[:50]},
+        )
+    ]
+
+
+def _dtypes(before: Tensors, after: Tensors, common: list[str]) -> list[Change]:
+    """Tensors stored in another dtype, and the parameter count per dtype."""
+    retyped = [n for n in common if before[n][0] != after[n][0]]
+    params_before, params_after = parameters(before), parameters(after)
+    if not retyped and set(params_before) == set(params_after):
+        return []
+    moves = Counter(f"{before[n][0]} → {after[n][0]}" for n in retyped)
+    total_b, total_a = sum(params_before.values()), sum(params_after.values())
+    count = (
+        f"parameter count unchanged ({_human(total_b)})"
+        if total_b == total_a
+        else f"parameters {_human(total_b)} → {_human(total_a)}"
+    )
+    return [
+        Change(
+            "weights.dtype",
+            Severity.BEHAVIOR,
+            f"Weight dtype changed for {len(retyped)} tensor(s) "
+            f"({listing(f'{m} ×{c}' for m, c in moves.most_common())}); {count}.",
+            None,
+            {"parameters": params_before},
+            {"parameters": params_after},
+        )
+    ]
 
 
 def _config_dtype(view: RevisionView) -> str | None:
