@@ -26,7 +26,7 @@ from apscheduler.schedulers.blocking import BlockingScheduler
 
 from hubwatch import metrics
 from hubwatch.runtime import Runtime, refresh_advisories
-from hubwatch.store.base import Store
+from hubwatch.store.scheduling import ScheduleStore
 from hubwatch.tracker.discovery import Discovery
 from hubwatch.tracker.work import Worker
 
@@ -129,7 +129,7 @@ def run_forever(
         scheduler.start()
 
 
-def _guarded(job: PeriodicJob, store: Store, worker: Worker) -> Callable[[], None]:
+def _guarded(job: PeriodicJob, store: ScheduleStore, worker: Worker) -> Callable[[], None]:
     """The job, run only when its lease is won (if exclusive); a failure is logged, not fatal."""
 
     def run() -> None:

@@ -35,11 +35,12 @@ def test_every_revision_gets_its_estimate_and_bad_or_missing_configs_are_clear(
     tracker.track(RepoRef("org/none", SourceKind.GIT, str(tmp_path / "none")))
 
     first, second, negative, broken = (store.estimate("org/m", CommitSha(s)) for s in shas)
-    assert first is not None and first["ok"] and first["params"]["total"] == 124_439_808
-    assert first["reconciliation"]["files"] == 1
-    assert second is not None and second["context"] == 2048
-    assert negative is not None and not negative["ok"]
-    assert "n_embd is -1" in negative["error"]
-    assert broken is not None and broken["error"].startswith("cannot estimate: config.json")
+    assert first is not None and first.ok and first.params["total"] == 124_439_808
+    assert first.reconciliation is not None and first.reconciliation["files"] == 1
+    assert second is not None and second.context == 2048
+    assert negative is not None and not negative.ok
+    assert negative.error is not None and "n_embd is -1" in negative.error
+    assert broken is not None and broken.error is not None
+    assert broken.error.startswith("cannot estimate: config.json")
     none = store.history("org/none")[0].sha
     assert store.estimate("org/none", none) is None

@@ -64,7 +64,7 @@ def fill(store: Store, *, recent: bool = True) -> list[CommitSha]:
             commit=commit,
             changes=changes,
             base=sha(n - 1) if n > 1 else None,
-            estimate=estimate_json(CONFIG).to_json(),
+            estimate=estimate_json(CONFIG),
         )
         store.add_revision(REPO.repo_id, snap)
         shas.append(sha(n))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import quote
 
 from hubwatch.api.schemas import (
@@ -14,7 +15,14 @@ from hubwatch.api.schemas import (
     RevisionPublic,
     SeverityScorePublic,
 )
-from hubwatch.models import AdvisoryReport, Change, RevisionChanges, StoredRevision, TrackedRepo
+from hubwatch.models import (
+    AdvisoryReport,
+    Change,
+    Estimate,
+    RevisionChanges,
+    StoredRevision,
+    TrackedRepo,
+)
 
 API = "/api/v1"
 
@@ -41,6 +49,11 @@ def repo_public(repo: TrackedRepo) -> RepoPublic:
 
 def revision_public(revision: StoredRevision) -> RevisionPublic:
     return RevisionPublic.model_validate(revision)
+
+
+def estimate_public(estimate: Estimate | None) -> dict[str, Any] | None:
+    """The estimate as stored (its JSON); None without a config.json."""
+    return estimate.to_json() if estimate is not None else None
 
 
 def change_public(change: Change) -> ChangePublic:

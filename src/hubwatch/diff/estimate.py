@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from hubwatch.diff.view import RevisionView
 from hubwatch.models import Change, Estimate, Severity
 
@@ -126,8 +123,4 @@ def _max_batch(old: Estimate, new: Estimate) -> list[Change]:
 
 def diff_estimate(old: RevisionView, new: RevisionView) -> list[Change]:
     """What the config change means in parameters, memory and batch per card."""
-    return estimate_changes(_estimate(old.estimate), _estimate(new.estimate))
-
-
-def _estimate(data: Mapping[str, Any] | None) -> Estimate | None:
-    return Estimate.from_json(data) if data else None
+    return estimate_changes(old.estimate, new.estimate)

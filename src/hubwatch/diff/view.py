@@ -8,7 +8,15 @@ from typing import Any
 
 import orjson
 
-from hubwatch.models import ContentSha, FileEntry, ReadResult, ReadStatus, Snapshot, StoredFile
+from hubwatch.models import (
+    ContentSha,
+    Estimate,
+    FileEntry,
+    ReadResult,
+    ReadStatus,
+    Snapshot,
+    StoredFile,
+)
 
 BlobLoader = Callable[[ContentSha], bytes]
 """Loads stored bytes by their sha256 (`Store.blob`)."""
@@ -32,11 +40,11 @@ class RevisionView:
         card: Mapping[str, object] | None = None,
         load: BlobLoader | None = None,
         sha: str | None = None,
-        estimate: Mapping[str, Any] | None = None,
+        estimate: Estimate | None = None,
     ) -> None:
         self.files: dict[str, FileEntry] = {entry.path: entry for entry in files}
         self.estimate = estimate
-        """The estimator's stored result (JSON) for this revision; None without a config."""
+        """The estimator's stored result for this revision; None without a config."""
         self.card: Mapping[str, object] = card or {}
         self.sha = sha
         self._contents = dict(contents or {})
@@ -69,7 +77,7 @@ class RevisionView:
         card: Mapping[str, object] | None,
         load: BlobLoader,
         sha: str | None = None,
-        estimate: Mapping[str, Any] | None = None,
+        estimate: Estimate | None = None,
     ) -> RevisionView:
         """A view of a stored revision, reading contents lazily through `load`."""
         entries, contents, headers = [], {}, {}

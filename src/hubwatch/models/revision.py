@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
 
 from hubwatch.models.change import Change
+from hubwatch.models.estimate import Estimate
 from hubwatch.models.ids import CommitSha, ContentSha
 
 
@@ -75,8 +75,8 @@ class Snapshot:
     card: dict[str, object] | None = None
     """Model card front matter keys (license, base_model, gated, pipeline_tag, library_name)."""
     card_error: str | None = None
-    estimate: dict[str, Any] | None = None
-    """The estimator's result for this revision's config.json (JSON); None without a config."""
+    estimate: Estimate | None = None
+    """The estimator's result for this revision's config.json; None without a config."""
     changes: tuple[Change, ...] = ()
     """What changed against `base`, stored with the revision."""
     base: CommitSha | None = None

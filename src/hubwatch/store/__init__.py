@@ -1,6 +1,8 @@
 """Persistence of tracked repos and their revision history."""
 
 from hubwatch.models import TrackedRepo
-from hubwatch.store.base import KnownContent, Store
+from hubwatch.store.base import Store
+from hubwatch.store.known import KnownContent
+from hubwatch.store.repos import RepoStore, RevisionStore
 
-__all__ = ["KnownContent", "Store", "TrackedRepo"]
+__all__ = ["KnownContent", "RepoStore", "RevisionStore", "Store", "TrackedRepo"]

@@ -4,12 +4,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import NewType
 
 from hubwatch.models import AdvisoryMatch, AdvisoryReport, CommitSha, Dependency, Publication
-
-AdvisoryId = NewType("AdvisoryId", str)
-"""An OSV id (`PYSEC-2024-227`, `GHSA-…`, `x_HUBWATCH-2025-1`)."""
 
 
 class AdvisoryStore(ABC):

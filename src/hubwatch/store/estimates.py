@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
 
-from hubwatch.models import CommitSha
+from hubwatch.models import CommitSha, Estimate
 
 
 class EstimateStore(ABC):
     """Reading the estimate `add_revision` stored from `Snapshot.estimate`, in its transaction."""
 
     @abstractmethod
-    def estimate(self, repo_id: str, sha: CommitSha) -> dict[str, Any] | None:
-        """The stored estimate (JSON) of one revision; None when it had no config.json.
+    def estimate(self, repo_id: str, sha: CommitSha) -> Estimate | None:
+        """The stored estimate of one revision; None when it had no config.json.
 
         NotTracked / UnknownRevision when the repo or revision is not stored.
         """

@@ -31,7 +31,7 @@ from hubwatch import metrics
 from hubwatch.errors import SourceError
 from hubwatch.models import READABLE_STATES, RepoStatus, ScheduleEntry, SourceKind
 from hubwatch.sources.base import ChangeFeed, Modified, RevisionSource
-from hubwatch.store.base import Store
+from hubwatch.store.scheduling import ScheduleStore
 
 log = structlog.get_logger(__name__)
 
@@ -63,7 +63,7 @@ class Discovery:
 
     def __init__(
         self,
-        store: Store,
+        store: ScheduleStore,
         sources: Mapping[SourceKind, RevisionSource],
         *,
         interval_s: float,

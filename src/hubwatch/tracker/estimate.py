@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Callable
 
 from hubwatch.estimator import estimate_json
-from hubwatch.models import ContentSha, ReadResult, ReadStatus, Snapshot
+from hubwatch.models import ContentSha, Estimate, ReadResult, ReadStatus, Snapshot
 
 CONFIG = "config.json"
 
@@ -19,14 +19,14 @@ def with_estimate(snapshot: Snapshot, load: Callable[[ContentSha], bytes]) -> Sn
     raw = _bytes(config, load)
     if raw is None:
         reason = config.error or f"config.json was not read ({config.status.value})"
-        result = {"ok": False, "error": f"cannot estimate: {reason}"}
+        result = Estimate(ok=False, error=f"cannot estimate: {reason}")
         return dataclasses.replace(snapshot, estimate=result)
     headers = {
         path: data
         for path, read in snapshot.headers.items()
         if read.status is ReadStatus.STORED and (data := _bytes(read, load)) is not None
     }
-    return dataclasses.replace(snapshot, estimate=estimate_json(raw, headers).to_json())
+    return dataclasses.replace(snapshot, estimate=estimate_json(raw, headers))
 
 
 def _bytes(read: ReadResult, load: Callable[[ContentSha], bytes]) -> bytes | None:

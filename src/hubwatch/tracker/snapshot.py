@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from hubwatch.errors import ContentTooLarge, SourceError
 from hubwatch.models import CommitInfo, FileEntry, ReadResult, ReadStatus, RepoRef, Snapshot
 from hubwatch.sources.base import RevisionSource
-from hubwatch.store.base import KnownContent
+from hubwatch.store.known import KnownContent
 from hubwatch.tracker.card import parse_front_matter
 from hubwatch.tracker.safetensors import read_header
 from hubwatch.tracker.select import MODEL_CARD, is_json, is_safetensors, is_text, is_tracked_content

@@ -123,12 +123,12 @@ def _badge(store: Store, repo_id: str, kind: str, pinned: str | None, now: datet
             color=_RATING_COLOR[rating],
         )
     estimate = store.estimate(repo_id, CommitSha(latest.sha))
-    if not estimate or not estimate.get("ok"):
+    if estimate is None or not estimate.ok:
         return error_badge("parameters" if kind == "params" else "serving memory", "unknown")
     if kind == "params":
-        total = _number(estimate.get("params", {}), "total")
+        total = _number(estimate.params, "total")
         return Badge(label="parameters", message=_si(total), color="blue")
-    total = _number(estimate.get("serving", {}), "total")
+    total = _number(estimate.serving, "total")
     return Badge(label="serving memory (bf16)", message=_si(total, "B"), color="blue")
 
 

@@ -82,8 +82,8 @@ def revision_page(org: str, name: str, rev: str, store: StoreDep) -> HTMLRespons
     recorded = store.revision_changes(repo_id, revision.sha)
     estimate = store.estimate(repo_id, revision.sha)
     gpus: list[str] = []
-    if estimate and isinstance(estimate.get("max_batch"), dict):
-        for row in estimate["max_batch"].values():
+    if estimate is not None:
+        for row in estimate.max_batch.values():
             gpus += [g for g in row if g not in gpus]
     return _page(
         "revision.html",

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Response
 
 from hubwatch.api.convert import (
     change_public,
+    estimate_public,
     repo_public,
     report_public,
     revision_changes_public,
@@ -97,7 +98,7 @@ def get_revision(org: str, name: str, rev: Rev, store: StoreDep) -> RevisionDeta
         base=recorded.base,
         files=[FilePublic.model_validate(f) for f in store.files(repo_id, revision.sha)],
         changes=[change_public(c) for c in recorded.changes],
-        estimate=store.estimate(repo_id, revision.sha),
+        estimate=estimate_public(store.estimate(repo_id, revision.sha)),
         advisories=report_public(store.advisory_report(repo_id, revision.sha)),
     )
 
@@ -106,7 +107,7 @@ def get_revision(org: str, name: str, rev: Rev, store: StoreDep) -> RevisionDeta
 def get_estimate(org: str, name: str, rev: Rev, store: StoreDep) -> dict[str, Any] | None:
     """The estimator's result for the revision's config.json; null without one."""
     repo_id = repo_path(org, name)
-    return store.estimate(repo_id, store.revision(repo_id, rev).sha)
+    return estimate_public(store.estimate(repo_id, store.revision(repo_id, rev).sha))
 
 
 @reads.get("/repos/{org}/{name}/revisions/{rev}/advisories")

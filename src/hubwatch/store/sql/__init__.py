@@ -1,5 +1,6 @@
 """The SQL backend of the Store: SQLite (the embedded default) and PostgreSQL."""
 
-from hubwatch.store.sql.store import SqlStore, make_engine
+from hubwatch.store.sql.base import make_engine
+from hubwatch.store.sql.store import SqlStore
 
 __all__ = ["SqlStore", "make_engine"]

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, col, delete, func, select
+from sqlmodel import col, delete, func, select
 
-from hubwatch.errors import StoreError, UnknownRevision
+from hubwatch.errors import StoreError
 from hubwatch.models import (
     AdvisoryId,
     AdvisoryMatch,
@@ -22,35 +20,19 @@ from hubwatch.models import (
     SeverityScore,
 )
 from hubwatch.store.advisories import AdvisoryStore
+from hubwatch.store.sql.base import SqlBase, utc
 from hubwatch.store.sql.tables import (
     AdvisoryCheckRow,
     AdvisoryMatchRow,
     DependencyRow,
     PublicationRow,
-    RepoRow,
-    RevisionRow,
 )
 
 _ASSIGN_ATTEMPTS = 5
 
 
-class SqlAdvisoryStore(AdvisoryStore):
-    """Mixin for SqlStore: needs its `_session()` and `_repo_row()`."""
-
-    if TYPE_CHECKING:
-
-        def _session(self) -> AbstractContextManager[Session]: ...
-
-        def _repo_row(self, session: Session, repo_id: str) -> RepoRow: ...
-
-    def _revision_pk(self, session: Session, repo_id: str, sha: CommitSha) -> int:
-        repo = self._repo_row(session, repo_id)
-        pk = session.exec(
-            select(RevisionRow.id).where(RevisionRow.repo_pk == repo.id, RevisionRow.sha == sha)
-        ).first()
-        if pk is None:
-            raise UnknownRevision(f"{repo_id} has no stored revision {sha}")
-        return pk
+class SqlAdvisoryStore(SqlBase, AdvisoryStore):
+    """Dependencies, matches and checks per revision; publication ids with a retried counter."""
 
     def record_advisories(
         self,
@@ -64,7 +46,7 @@ class SqlAdvisoryStore(AdvisoryStore):
     ) -> list[AdvisoryMatch]:
         now = datetime.now(UTC)
         with self._session() as session:
-            pk = self._revision_pk(session, repo_id, sha)
+            pk = self._revision_pk(session, self._repo_row(session, repo_id), sha)
             session.exec(delete(DependencyRow).where(col(DependencyRow.revision_pk) == pk))
             seen: set[tuple[str, str, str]] = set()
             for dep in dependencies:
@@ -114,7 +96,7 @@ class SqlAdvisoryStore(AdvisoryStore):
 
     def advisory_report(self, repo_id: str, sha: CommitSha) -> AdvisoryReport:
         with self._session() as session:
-            pk = self._revision_pk(session, repo_id, sha)
+            pk = self._revision_pk(session, self._repo_row(session, repo_id), sha)
             deps = session.exec(
                 select(DependencyRow)
                 .where(DependencyRow.revision_pk == pk)
@@ -132,7 +114,7 @@ class SqlAdvisoryStore(AdvisoryStore):
                     for d in deps
                 ),
                 matches=tuple(_match(row) for row in rows),
-                checked_at=_utc(check.checked_at) if check else None,
+                checked_at=utc(check.checked_at) if check else None,
                 service=check.service if check else None,
                 error=check.error if check else None,
             )
@@ -150,7 +132,7 @@ class SqlAdvisoryStore(AdvisoryStore):
             with self._session() as session:
                 row = session.exec(select(PublicationRow).where(*key)).first()
                 if row is not None:
-                    return Publication(AdvisoryId(row.osv_id), _utc(row.published_at))
+                    return Publication(AdvisoryId(row.osv_id), utc(row.published_at))
                 last = session.exec(
                     select(func.max(PublicationRow.number)).where(PublicationRow.year == year)
                 ).one()
@@ -171,12 +153,8 @@ class SqlAdvisoryStore(AdvisoryStore):
                 except IntegrityError:  # another writer took that number (or that change)
                     session.rollback()
                     continue
-                return Publication(AdvisoryId(row.osv_id), _utc(row.published_at))
+                return Publication(AdvisoryId(row.osv_id), utc(row.published_at))
         raise StoreError(f"could not assign an OSV id for {repo_id}@{sha[:12]} {kind}")
-
-
-def _utc(value: datetime) -> datetime:
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 def _match_row(pk: int, match: AdvisoryMatch, attached_at: datetime) -> AdvisoryMatchRow:

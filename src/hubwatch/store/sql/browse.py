@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy import func
-from sqlmodel import Session, col, select
+from sqlmodel import col, select
 
-from hubwatch.errors import UnknownRevision
 from hubwatch.models import (
-    Change,
     CommitSha,
     FeedItem,
     HistoryPage,
@@ -19,23 +16,16 @@ from hubwatch.models import (
     StoredRevision,
 )
 from hubwatch.store.browse import BrowseStore
+from hubwatch.store.sql.base import SqlBase, as_change, as_revision, utc
 from hubwatch.store.sql.tables import ChangeRow, RepoRow, RevisionRow
 
 
-class SqlBrowseStore(BrowseStore):
-    """Mixin for SqlStore; relies on its `_session()` and `_repo_row()`."""
-
-    def _session(self) -> AbstractContextManager[Session]:  # pragma: no cover - SqlStore's
-        raise NotImplementedError
-
-    def _repo_row(self, session: Session, repo_id: str) -> RepoRow:  # pragma: no cover
-        raise NotImplementedError
+class SqlBrowseStore(SqlBase, BrowseStore):
+    """Paged history, change counts and recent changes, each in one or two indexed queries."""
 
     def history_page(
         self, repo_id: str, *, before: int | None = None, limit: int = 50
     ) -> HistoryPage:
-        from hubwatch.store.sql.store import _revision
-
         with self._session() as session:
             repo = self._repo_row(session, repo_id)
             query = select(RevisionRow).where(RevisionRow.repo_pk == repo.id)
@@ -45,14 +35,12 @@ class SqlBrowseStore(BrowseStore):
             more = len(rows) > limit
             rows = rows[:limit]
             return HistoryPage(
-                tuple(_revision(repo_id, row) for row in rows),
+                tuple(as_revision(repo_id, row) for row in rows),
                 (rows[-1].id if more else None),
                 tuple(row.id or 0 for row in rows),
             )
 
     def latest_revision(self, repo_id: str) -> StoredRevision | None:
-        from hubwatch.store.sql.store import _revision
-
         with self._session() as session:
             repo = self._repo_row(session, repo_id)
             row = session.exec(
@@ -61,18 +49,12 @@ class SqlBrowseStore(BrowseStore):
                 .order_by(col(RevisionRow.id).desc())
                 .limit(1)
             ).first()
-            return _revision(repo_id, row) if row else None
+            return as_revision(repo_id, row) if row else None
 
     def revision_changes(self, repo_id: str, sha: CommitSha) -> RevisionChanges:
-        from hubwatch.store.sql.store import _revision
-
         with self._session() as session:
             repo = self._repo_row(session, repo_id)
-            revision = session.exec(
-                select(RevisionRow).where(RevisionRow.repo_pk == repo.id, RevisionRow.sha == sha)
-            ).first()
-            if revision is None:
-                raise UnknownRevision(f"{repo_id} has no stored revision {sha}")
+            revision = self._revision_row(session, repo, sha)
             rows = session.exec(
                 select(ChangeRow)
                 .where(ChangeRow.revision_pk == revision.id)
@@ -80,9 +62,9 @@ class SqlBrowseStore(BrowseStore):
             ).all()
             base = rows[0].base_sha if rows else None
             return RevisionChanges(
-                _revision(repo_id, revision),
+                as_revision(repo_id, revision),
                 CommitSha(base) if base else None,
-                tuple(_change(row) for row in rows),
+                tuple(as_change(row) for row in rows),
             )
 
     def change_counts(
@@ -98,13 +80,7 @@ class SqlBrowseStore(BrowseStore):
                 .group_by(col(ChangeRow.severity))
             )
             if after is not None:
-                pinned = session.exec(
-                    select(RevisionRow.id).where(
-                        RevisionRow.repo_pk == repo.id, RevisionRow.sha == after
-                    )
-                ).first()
-                if pinned is None:
-                    raise UnknownRevision(f"{repo_id} has no stored revision {after}")
+                pinned = self._revision_pk(session, repo, after)
                 query = query.where(col(RevisionRow.id) > pinned)
             if since is not None:
                 query = query.where(col(RevisionRow.committed_at) >= since)
@@ -116,8 +92,6 @@ class SqlBrowseStore(BrowseStore):
     def recent_changes(
         self, *, repo_id: str | None = None, org: str | None = None, limit: int = 50
     ) -> list[FeedItem]:
-        from hubwatch.store.sql.store import _revision
-
         with self._session() as session:
             with_changes = select(ChangeRow.revision_pk).distinct()
             query = (
@@ -145,22 +119,12 @@ class SqlBrowseStore(BrowseStore):
                 items.append(
                     FeedItem(
                         repo,
-                        _utc(row.recorded_at),
+                        utc(row.recorded_at),
                         RevisionChanges(
-                            _revision(repo, row),
+                            as_revision(repo, row),
                             CommitSha(base) if base else None,
-                            tuple(_change(c) for c in rows),
+                            tuple(as_change(c) for c in rows),
                         ),
                     )
                 )
             return items
-
-
-def _utc(value: datetime) -> datetime:
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
-
-
-def _change(row: ChangeRow) -> Change:
-    return Change(
-        row.kind, Severity(row.severity), row.summary, row.path, row.before, row.after, row.detail
-    )

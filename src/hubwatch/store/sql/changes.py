@@ -1,43 +1,26 @@
-"""SqlChangeStore: the ChangeStore part of SqlStore (a mixin over its session and repo lookup)."""
+"""SqlChangeStore: the ChangeStore part of SqlStore (changes stored with their revision)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 
 from sqlalchemy import func
-from sqlmodel import Session, col, delete, select
+from sqlmodel import col, delete, select
 
-from hubwatch.errors import UnknownRevision
-from hubwatch.models import Change, CommitSha, RevisionChanges, Severity, Snapshot, StoredRevision
+from hubwatch.models import Change, CommitSha, RevisionChanges, Severity
 from hubwatch.store.changes import ChangeStore
-from hubwatch.store.sql.tables import ChangeRow, RepoRow, RevisionRow
+from hubwatch.store.sql.base import SqlBase, as_change, as_revision
+from hubwatch.store.sql.tables import ChangeRow, RevisionRow
 
 
-class SqlChangeStore(ChangeStore):
-    """Writes a snapshot's changes in the revision's transaction; reads them back by repo."""
-
-    # Provided by SqlStore.
-    def _session(self) -> AbstractContextManager[Session]:
-        raise NotImplementedError
-
-    def _repo_row(self, session: Session, repo_id: str) -> RepoRow:
-        raise NotImplementedError
-
-    def revision(self, repo_id: str, rev: str) -> StoredRevision:
-        raise NotImplementedError
-
-    def _add_changes(self, session: Session, revision_pk: int, snapshot: Snapshot) -> None:
-        """Queue the snapshot's changes in the session that stores its revision."""
-        session.add_all(_rows(revision_pk, snapshot.base, 0, snapshot.changes))
+class SqlChangeStore(SqlBase, ChangeStore):
+    """Reads a repo's changes back by revision; `change_rows` writes them with the revision."""
 
     def changes(
         self, repo_id: str, *, since: str | None = None, min_severity: Severity | None = None
     ) -> list[RevisionChanges]:
-        from hubwatch.store.sql.store import _revision
-
-        since_sha = self.revision(repo_id, since).sha if since else None
         with self._session() as session:
+            since_sha = self._revision_by_prefix(session, repo_id, since).sha if since else None
             repo = self._repo_row(session, repo_id)
             query = (
                 select(RevisionRow, ChangeRow)
@@ -56,10 +39,10 @@ class SqlChangeStore(ChangeStore):
             for revision, row in session.exec(query).all():
                 assert revision.id is not None
                 entry = grouped.setdefault(revision.id, (revision, row.base_sha, []))
-                entry[2].append(_change(row))
+                entry[2].append(as_change(row))
             return [
                 RevisionChanges(
-                    _revision(repo_id, revision),
+                    as_revision(repo_id, revision),
                     CommitSha(base) if base else None,
                     tuple(changes),
                 )
@@ -70,12 +53,8 @@ class SqlChangeStore(ChangeStore):
         self, repo_id: str, sha: CommitSha, kind: str, changes: Sequence[Change]
     ) -> None:
         with self._session() as session:
-            repo = self._repo_row(session, repo_id)
-            revision = session.exec(
-                select(RevisionRow).where(RevisionRow.repo_pk == repo.id, RevisionRow.sha == sha)
-            ).first()
-            if revision is None or revision.id is None:
-                raise UnknownRevision(f"{repo_id} has no stored revision {sha}")
+            revision = self._revision_row(session, self._repo_row(session, repo_id), sha)
+            assert revision.id is not None
             session.exec(
                 delete(ChangeRow).where(
                     col(ChangeRow.revision_pk) == revision.id, col(ChangeRow.kind) == kind
@@ -86,11 +65,11 @@ class SqlChangeStore(ChangeStore):
             ).one()
             base = revision.parents[0] if revision.parents else None
             start = 0 if last is None else int(last) + 1
-            session.add_all(_rows(revision.id, base, start, changes))
+            session.add_all(change_rows(revision.id, base, start, changes))
             session.commit()
 
 
-def _rows(
+def change_rows(
     revision_pk: int, base: str | None, start: int, changes: Sequence[Change]
 ) -> list[ChangeRow]:
     """Rows for `changes`, numbered from `start` in the order given."""
@@ -115,15 +94,3 @@ def _rows(
 def _text(value: str) -> str:
     """Text PostgreSQL accepts: upstream values quoted in a summary may hold NUL characters."""
     return value.replace("\x00", "\ufffd")
-
-
-def _change(row: ChangeRow) -> Change:
-    return Change(
-        row.kind,
-        Severity(row.severity),
-        row.summary,
-        row.path,
-        row.before,
-        row.after,
-        row.detail,
-    )

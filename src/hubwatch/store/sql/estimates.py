@@ -1,49 +1,28 @@
-"""SqlStore's part for estimates: written inside add_revision's transaction, read by sha."""
+"""SqlEstimateStore: the EstimateStore part of SqlStore (an estimate per revision, by sha)."""
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
-from typing import Any
-
-from sqlmodel import Session, select
-
-from hubwatch.errors import UnknownRevision
-from hubwatch.models import CommitSha, Snapshot
+from hubwatch.models import CommitSha, Estimate
 from hubwatch.store.estimates import EstimateStore
-from hubwatch.store.sql.tables import EstimateRow, RepoRow, RevisionRow
+from hubwatch.store.sql.base import SqlBase
+from hubwatch.store.sql.tables import EstimateRow
 
 
-class SqlEstimateStore(EstimateStore):
-    """Mixin for SqlStore; relies on its `_session()` and `_repo_row()`."""
+class SqlEstimateStore(SqlBase, EstimateStore):
+    """Reads estimates back; `estimate_row` writes them in `add_revision`'s transaction."""
 
-    def _session(self) -> AbstractContextManager[Session]:  # pragma: no cover - SqlStore's
-        raise NotImplementedError
-
-    def _repo_row(self, session: Session, repo_id: str) -> RepoRow:  # pragma: no cover
-        raise NotImplementedError
-
-    def _add_estimate(self, session: Session, revision_pk: int, snapshot: Snapshot) -> None:
-        """Queue the snapshot's estimate in the revision's own session (same transaction)."""
-        data = snapshot.estimate
-        if data is None:
-            return
-        error = data.get("error")
-        session.add(
-            EstimateRow(
-                revision_pk=revision_pk,
-                ok=bool(data.get("ok")),
-                error=error if isinstance(error, str) else None,
-                data=data,
-            )
-        )
-
-    def estimate(self, repo_id: str, sha: CommitSha) -> dict[str, Any] | None:
+    def estimate(self, repo_id: str, sha: CommitSha) -> Estimate | None:
         with self._session() as session:
-            repo = self._repo_row(session, repo_id)
-            revision = session.exec(
-                select(RevisionRow.id).where(RevisionRow.repo_pk == repo.id, RevisionRow.sha == sha)
-            ).first()
-            if revision is None:
-                raise UnknownRevision(f"{repo_id} has no stored revision {sha}")
+            revision = self._revision_pk(session, self._repo_row(session, repo_id), sha)
             row = session.get(EstimateRow, revision)
-            return dict(row.data) if row is not None else None
+            return Estimate.from_json(row.data) if row is not None else None
+
+
+def estimate_row(revision_pk: int, estimate: Estimate) -> EstimateRow:
+    """The row storing `estimate` (its JSON, with `ok` and `error` as columns)."""
+    return EstimateRow(
+        revision_pk=revision_pk,
+        ok=estimate.ok,
+        error=estimate.error,
+        data=estimate.to_json(),
+    )

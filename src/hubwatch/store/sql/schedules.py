@@ -5,29 +5,21 @@ from __future__ import annotations
 import fcntl
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import and_, bindparam, or_, update
-from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from hubwatch.errors import WorkerConflict
 from hubwatch.models import Claim, CommitSha, RepoRef, RepoStatus, ScheduleEntry, SourceKind
 from hubwatch.store.scheduling import ScheduleStore
+from hubwatch.store.sql.base import SqlBase, utc
 from hubwatch.store.sql.tables import CursorRow, JobLeaseRow, RepoRow, ScheduleRow
 
 _CHUNK = 500  # ids per IN (…) list: far below every driver's parameter limit
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    """SQLite hands back naive datetimes; everything we store is UTC."""
-    if value is None:
-        return None
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 def _chunks(items: list[Any]) -> Iterator[list[Any]]:
@@ -35,19 +27,14 @@ def _chunks(items: list[Any]) -> Iterator[list[Any]]:
         yield items[start : start + _CHUNK]
 
 
-class SqlScheduleStore(ScheduleStore):
-    """Mixin for SqlStore: needs its `_session()` and `_engine`."""
-
-    if TYPE_CHECKING:
-        _engine: Engine
-
-        def _session(self) -> AbstractContextManager[Session]: ...
+class SqlScheduleStore(SqlBase, ScheduleStore):
+    """Schedules and leases in SQL; on SQLite, one worker process at a time (a file lock)."""
 
     # -- one worker on SQLite ---------------------------------------------------------------
 
     @contextmanager
     def worker_slot(self, owner: str) -> Iterator[None]:
-        database = self._engine.url.database if self._engine.dialect.name == "sqlite" else None
+        database = self._engine.url.database if self.dialect == "sqlite" else None
         if not database or database == ":memory:":
             yield  # PostgreSQL: leases share the work; an in-memory SQLite is private anyway
             return
@@ -87,9 +74,9 @@ class SqlScheduleStore(ScheduleStore):
                     ref=RepoRef(repo.repo_id, SourceKind(repo.source), repo.url, repo.branch),
                     state=repo.state,
                     head=CommitSha(repo.head_sha) if repo.head_sha else None,
-                    last_polled_at=_utc(repo.last_polled_at),
+                    last_polled_at=utc(repo.last_polled_at),
                     failed=repo.last_error is not None,
-                    due_at=_utc(sched.due_at) if sched else None,
+                    due_at=utc(sched.due_at) if sched else None,
                     woken=bool(sched and sched.woken_at is not None),
                     listed=sched.listed if sched else None,
                 )
@@ -107,8 +94,6 @@ class SqlScheduleStore(ScheduleStore):
 
     def _ensure_rows(self, session: Session, pks: Iterable[int]) -> None:
         """Create the schedule rows that do not exist yet (due now); concurrent-safe."""
-        dialect = session.get_bind().dialect.name
-        insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
         now = datetime.now(UTC)
         for chunk in _chunks(sorted(set(pks))):
             have = set(
@@ -118,7 +103,7 @@ class SqlScheduleStore(ScheduleStore):
             )
             missing = [{"repo_pk": pk, "due_at": now} for pk in chunk if pk not in have]
             if missing:
-                stmt = insert(ScheduleRow).values(missing).on_conflict_do_nothing()
+                stmt = self._insert(ScheduleRow).values(missing).on_conflict_do_nothing()
                 session.execute(stmt)
 
     def wake(
@@ -269,10 +254,10 @@ class SqlScheduleStore(ScheduleStore):
 
     def claim_job(self, name: str, owner: str, now: datetime, lease_s: float) -> bool:
         with self._session() as session:
-            dialect = session.get_bind().dialect.name
-            insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
             session.execute(
-                insert(JobLeaseRow).values(name=name, next_run_at=now).on_conflict_do_nothing()
+                self._insert(JobLeaseRow)
+                .values(name=name, next_run_at=now)
+                .on_conflict_do_nothing()
             )
             session.commit()
             claimed = session.execute(
@@ -311,7 +296,7 @@ class SqlScheduleStore(ScheduleStore):
     def cursor(self, name: str) -> datetime | None:
         with self._session() as session:
             row = session.get(CursorRow, name)
-            return _utc(row.value) if row else None
+            return utc(row.value) if row else None
 
     def set_cursor(self, name: str, value: datetime) -> None:
         with self._session() as session:

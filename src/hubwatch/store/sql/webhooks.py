@@ -3,26 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 
 from sqlalchemy import func, update
-from sqlalchemy.dialects import postgresql, sqlite
-from sqlmodel import Session, col, delete, select
+from sqlmodel import col, delete, select
 
 from hubwatch.errors import UnknownSubscription
 from hubwatch.models import (
-    CommitSha,
     DeliveryAttempt,
-    EventKind,
     MessageState,
     OutboxMessage,
     PendingMessage,
-    RepoEvent,
     Severity,
     StoredEvent,
     Subscription,
 )
+from hubwatch.store.sql.base import SqlBase, as_event, utc
 from hubwatch.store.sql.tables import (
     DeliveryRow,
     EventRow,
@@ -34,19 +30,8 @@ from hubwatch.store.sql.tables import (
 from hubwatch.store.webhooks import WebhookStore
 
 
-def _utc(value: datetime) -> datetime:
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
-
-
-class SqlWebhookStore(WebhookStore):
-    """Mixin for SqlStore; relies on its `_session()` and `dialect`."""
-
-    def _session(self) -> AbstractContextManager[Session]:  # pragma: no cover - SqlStore's
-        raise NotImplementedError
-
-    @property
-    def dialect(self) -> str:  # pragma: no cover - SqlStore's
-        raise NotImplementedError
+class SqlWebhookStore(SqlBase, WebhookStore):
+    """Subscriptions, the outbox (one row per subscription and event) and the delivery log."""
 
     def add_subscription(
         self,
@@ -126,12 +111,11 @@ class SqlWebhookStore(WebhookStore):
     def enqueue(self, messages: Sequence[OutboxMessage], *, now: datetime) -> int:
         if not messages:
             return 0
-        dialect = postgresql if self.dialect == "postgresql" else sqlite
         added = 0
         with self._session() as session:
             for message in messages:
                 statement = (
-                    dialect.insert(OutboxRow)
+                    self._insert(OutboxRow)
                     .values(
                         subscription_pk=message.subscription_id,
                         message_id=message.message_id,
@@ -171,7 +155,7 @@ class SqlWebhookStore(WebhookStore):
                     event_type=outbox.event_type,
                     body=outbox.body,
                     attempts=outbox.attempts,
-                    created_at=_utc(outbox.created_at),
+                    created_at=utc(outbox.created_at),
                     subscription=_subscription(sub),
                 )
                 for outbox, sub in rows
@@ -227,7 +211,7 @@ class SqlWebhookStore(WebhookStore):
                     message_id=outbox.message_id,
                     event_type=outbox.event_type,
                     attempt=delivery.attempt,
-                    at=_utc(delivery.at),
+                    at=utc(delivery.at),
                     status_code=delivery.status_code,
                     error=delivery.error,
                     duration_ms=delivery.duration_ms,
@@ -257,19 +241,7 @@ class SqlWebhookStore(WebhookStore):
                 .order_by(col(EventRow.id))
                 .limit(limit)
             ).all()
-            return [
-                StoredEvent(
-                    row.id or 0,
-                    repo_id,
-                    RepoEvent(
-                        EventKind(row.kind),
-                        row.detail,
-                        CommitSha(row.sha) if row.sha else None,
-                        _utc(row.at),
-                    ),
-                )
-                for row, repo_id in rows
-            ]
+            return [StoredEvent(row.id or 0, repo_id, as_event(row)) for row, repo_id in rows]
 
     def last_event_position(self) -> int:
         with self._session() as session:
@@ -287,5 +259,5 @@ def _subscription(row: SubscriptionRow) -> Subscription:
         min_severity=Severity(row.min_severity) if row.min_severity else None,
         enabled=row.enabled,
         disabled_reason=row.disabled_reason,
-        created_at=_utc(row.created_at),
+        created_at=utc(row.created_at),
     )

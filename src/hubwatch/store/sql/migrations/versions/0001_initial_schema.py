@@ -17,7 +17,14 @@ depends_on = None
 
 
 def upgrade() -> None:
+    _create_blob()
+    _create_repo()
+    _create_event()
+    _create_revision()
+    _create_file_entry()
 
+
+def _create_blob() -> None:
     op.create_table(
         "blob",
         sa.Column("sha256", sa.String(length=64), nullable=False),
@@ -25,6 +32,9 @@ def upgrade() -> None:
         sa.Column("data", sa.LargeBinary(), nullable=False),
         sa.PrimaryKeyConstraint("sha256"),
     )
+
+
+def _create_repo() -> None:
     op.create_table(
         "repo",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -41,6 +51,9 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("repo_id"),
     )
+
+
+def _create_event() -> None:
     op.create_table(
         "event",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -55,6 +68,8 @@ def upgrade() -> None:
     with op.batch_alter_table("event", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_event_repo_pk"), ["repo_pk"], unique=False)
 
+
+def _create_revision() -> None:
     op.create_table(
         "revision",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -78,6 +93,8 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f("ix_revision_repo_pk"), ["repo_pk"], unique=False)
         batch_op.create_index(batch_op.f("ix_revision_sha"), ["sha"], unique=False)
 
+
+def _create_file_entry() -> None:
     op.create_table(
         "file_entry",
         sa.Column("revision_pk", sa.Integer(), nullable=False),

@@ -1,0 +1,91 @@
+"""The RepoStore and RevisionStore interfaces: tracked repos, their events, revisions and files."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from datetime import datetime
+
+from hubwatch.models import (
+    CommitSha,
+    RepoEvent,
+    RepoRef,
+    RepoState,
+    Snapshot,
+    StoredFile,
+    StoredRevision,
+    TrackedRepo,
+)
+
+
+class RepoStore(ABC):
+    """The tracked repos, what polls learned about them, and their events."""
+
+    @abstractmethod
+    def add_repo(self, repo: RepoRef) -> bool:
+        """Track `repo`; False if it was already tracked (the stored settings are kept)."""
+
+    @abstractmethod
+    def remove_repo(self, repo_id: str) -> None:
+        """Stop tracking and forget the repo's history; NotTracked if unknown."""
+
+    @abstractmethod
+    def get_repo(self, repo_id: str) -> TrackedRepo:
+        """One tracked repo; NotTracked if unknown."""
+
+    @abstractmethod
+    def list_repos(self) -> list[TrackedRepo]:
+        """Every tracked repo, by id."""
+
+    @abstractmethod
+    def update_repo(
+        self,
+        repo_id: str,
+        *,
+        state: RepoState | None = None,
+        head: CommitSha | None = None,
+        polled_at: datetime | None = None,
+        error: str | None = None,
+        clear_error: bool = False,
+        renamed_to: str | None = None,
+    ) -> None:
+        """Record what a poll learned about the repo."""
+
+    @abstractmethod
+    def add_event(self, repo_id: str, event: RepoEvent) -> None:
+        """Record an event."""
+
+    @abstractmethod
+    def events(self, repo_id: str) -> list[RepoEvent]:
+        """The repo's events, oldest first."""
+
+
+class RevisionStore(ABC):
+    """A tracked repo's stored revisions and their files.
+
+    Each `add_revision` is one transaction: the whole revision is stored or none of it.
+    """
+
+    @abstractmethod
+    def known_shas(self, repo_id: str) -> dict[CommitSha, bool]:
+        """Every stored sha of the repo, with whether it is still reachable upstream."""
+
+    @abstractmethod
+    def add_revision(self, repo_id: str, snapshot: Snapshot) -> bool:
+        """Store one revision atomically; False if it was already stored (idempotent)."""
+
+    @abstractmethod
+    def set_reachable(self, repo_id: str, shas: Iterable[CommitSha], reachable: bool) -> None:
+        """Mark revisions as (no longer) reachable from the tracked branch; never deletes."""
+
+    @abstractmethod
+    def history(self, repo_id: str) -> list[StoredRevision]:
+        """The repo's stored revisions, oldest first."""
+
+    @abstractmethod
+    def revision(self, repo_id: str, rev: str) -> StoredRevision:
+        """One revision by full or abbreviated sha; UnknownRevision if none or ambiguous."""
+
+    @abstractmethod
+    def files(self, repo_id: str, sha: CommitSha) -> list[StoredFile]:
+        """The files of one stored revision, by path."""

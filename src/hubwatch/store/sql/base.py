@@ -1,0 +1,170 @@
+"""SqlBase: what every SQL store mixin shares (engine, sessions, row lookups, row converters)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any, overload
+
+from sqlalchemy import event
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
+from sqlmodel import Session, SQLModel, col, create_engine, select
+
+from hubwatch.errors import NotTracked, StoreError, UnknownRevision
+from hubwatch.models import (
+    Change,
+    CommitSha,
+    EventKind,
+    RepoEvent,
+    Severity,
+    StoredRevision,
+)
+from hubwatch.store.sql.tables import ChangeRow, EventRow, RepoRow, RevisionRow
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for `url`, with SQLite set up for a long-running writer (WAL, foreign keys)."""
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"timeout": 30})
+
+        @event.listens_for(engine, "connect")
+        def _pragmas(dbapi_connection: Any, _record: Any) -> None:
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.close()
+
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+class SqlBase:
+    """The engine and the lookups every `Sql*Store` mixin of SqlStore builds on.
+
+    Modelled on APScheduler 4's `BaseDataStore`: the mixins inherit this instead of each
+    declaring stubs for what the composite store provides.
+    """
+
+    def __init__(self, url: str) -> None:
+        self._url = url
+        try:
+            self._engine = make_engine(url)
+        except (SQLAlchemyError, ValueError) as exc:
+            raise StoreError(f"invalid database URL: {type(exc).__name__}") from None
+
+    @property
+    def dialect(self) -> str:
+        """The SQLAlchemy dialect name: "sqlite" or "postgresql"."""
+        return self._engine.dialect.name
+
+    @contextmanager
+    def _session(self) -> Iterator[Session]:
+        with Session(self._engine, expire_on_commit=False) as session:
+            try:
+                yield session
+            except OperationalError as exc:
+                session.rollback()
+                raise StoreError(f"database error: {exc.orig}") from None
+
+    def _insert(self, table: type[SQLModel]) -> postgresql.Insert | sqlite.Insert:
+        """An INSERT of this dialect, which has ON CONFLICT DO NOTHING (the generic one has not)."""
+        if self.dialect == "postgresql":
+            return postgresql.insert(table)
+        return sqlite.insert(table)
+
+    def _repo_row(self, session: Session, repo_id: str) -> RepoRow:
+        """The tracked repo's row; NotTracked if there is none."""
+        row = session.exec(select(RepoRow).where(RepoRow.repo_id == repo_id)).first()
+        if row is None:
+            raise NotTracked(f"{repo_id} is not tracked")
+        return row
+
+    def _revision_row(self, session: Session, repo: RepoRow, sha: str) -> RevisionRow:
+        """The stored revision with exactly this sha; UnknownRevision if there is none."""
+        row = session.exec(
+            select(RevisionRow).where(RevisionRow.repo_pk == repo.id, RevisionRow.sha == sha)
+        ).first()
+        if row is None:
+            raise UnknownRevision(f"{repo.repo_id} has no stored revision {sha}")
+        return row
+
+    def _revision_pk(self, session: Session, repo: RepoRow, sha: str) -> int:
+        """The key of the stored revision with exactly this sha; UnknownRevision if none."""
+        pk = self._revision_row(session, repo, sha).id
+        assert pk is not None  # a row read back from the database has its key
+        return pk
+
+    def _revision_by_prefix(self, session: Session, repo_id: str, rev: str) -> RevisionRow:
+        """The revision a full or abbreviated sha names; UnknownRevision if none or ambiguous."""
+        rev = rev.strip().lower()
+        if not rev or len(rev) > 64 or any(c not in "0123456789abcdef" for c in rev):
+            raise UnknownRevision(f"{rev[:70]!r} is not a commit sha (hex, 1 to 64 characters)")
+        repo = self._repo_row(session, repo_id)
+        rows = session.exec(
+            select(RevisionRow)
+            .where(RevisionRow.repo_pk == repo.id, col(RevisionRow.sha).startswith(rev))
+            .limit(2)
+        ).all()
+        if not rows:
+            raise UnknownRevision(f"{repo_id} has no stored revision {rev}")
+        if len(rows) > 1:
+            raise UnknownRevision(f"{rev} is ambiguous in {repo_id}; give more characters")
+        return rows[0]
+
+
+@overload
+def utc(value: datetime) -> datetime: ...
+
+
+@overload
+def utc(value: datetime | None) -> datetime | None: ...
+
+
+def utc(value: datetime | None) -> datetime | None:
+    """SQLite hands back naive datetimes; everything we store is UTC."""
+    if value is None:
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def as_change(row: ChangeRow) -> Change:
+    """A stored change row as the value it was written from."""
+    return Change(
+        row.kind,
+        Severity(row.severity),
+        row.summary,
+        row.path,
+        row.before,
+        row.after,
+        row.detail,
+    )
+
+
+def as_revision(repo_id: str, row: RevisionRow) -> StoredRevision:
+    """A stored revision row as the store returns it."""
+    return StoredRevision(
+        repo_id=repo_id,
+        sha=CommitSha(row.sha),
+        parents=tuple(CommitSha(p) for p in row.parents),
+        date=utc(row.committed_at),
+        authors=tuple(row.authors),
+        title=row.title,
+        message=row.message,
+        changed=tuple(row.changed),
+        reachable=row.reachable,
+        card=row.card,
+    )
+
+
+def as_event(row: EventRow) -> RepoEvent:
+    """A stored event row as the event it was written from."""
+    return RepoEvent(
+        EventKind(row.kind),
+        row.detail,
+        CommitSha(row.sha) if row.sha else None,
+        utc(row.at),
+    )

@@ -1,0 +1,194 @@
+"""SqlRevisionStore: the RevisionStore part of SqlStore (revisions, their files and blobs)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from datetime import UTC, datetime
+
+from sqlalchemy import update
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col, select
+
+from hubwatch.models import (
+    CommitSha,
+    ContentSha,
+    ReadResult,
+    ReadStatus,
+    Snapshot,
+    StoredFile,
+    StoredRevision,
+)
+from hubwatch.store.repos import RevisionStore
+from hubwatch.store.sql.base import SqlBase, as_revision
+from hubwatch.store.sql.changes import change_rows
+from hubwatch.store.sql.estimates import estimate_row
+from hubwatch.store.sql.tables import BlobRow, FileRow, RevisionRow
+
+
+class SqlRevisionStore(SqlBase, RevisionStore):
+    """Revisions on SQL: a snapshot, its files, blobs, estimate and changes in one transaction."""
+
+    def known_shas(self, repo_id: str) -> dict[CommitSha, bool]:
+        with self._session() as session:
+            row = self._repo_row(session, repo_id)
+            rows = session.exec(
+                select(RevisionRow.sha, RevisionRow.reachable).where(RevisionRow.repo_pk == row.id)
+            ).all()
+            return {CommitSha(sha): reachable for sha, reachable in rows}
+
+    def add_revision(self, repo_id: str, snapshot: Snapshot) -> bool:
+        commit = snapshot.commit
+        with self._session() as session:
+            repo = self._repo_row(session, repo_id)
+            assert repo.id is not None
+            exists = session.exec(
+                select(RevisionRow.id).where(
+                    RevisionRow.repo_pk == repo.id, RevisionRow.sha == commit.sha
+                )
+            ).first()
+            if exists:
+                return False
+            revision = RevisionRow(
+                repo_pk=repo.id,
+                sha=commit.sha,
+                parents=list(commit.parents),
+                committed_at=commit.date,
+                authors=list(commit.authors),
+                title=commit.title,
+                message=commit.message,
+                changed=self._changed(session, repo.id, snapshot),
+                card=snapshot.card,
+                card_error=snapshot.card_error,
+                recorded_at=datetime.now(UTC),
+            )
+            session.add(revision)
+            session.flush()
+            assert revision.id is not None
+            if snapshot.estimate is not None:
+                session.add(estimate_row(revision.id, snapshot.estimate))
+            blobs: dict[str, bytes] = {}
+            rows = _file_rows(revision.id, snapshot, blobs)
+            self._put_blobs(session, blobs)
+            session.add_all(rows)
+            session.add_all(change_rows(revision.id, snapshot.base, 0, snapshot.changes))
+            try:
+                session.commit()
+            except IntegrityError:  # the same revision committed by another worker meanwhile
+                session.rollback()
+                return False
+            return True
+
+    def _changed(self, session: Session, repo_pk: int, snapshot: Snapshot) -> list[str]:
+        """Paths added, removed or modified against the first parent, when it is stored."""
+        now = {entry.path: (entry.blob_id, entry.lfs_sha256) for entry in snapshot.files}
+        parents = snapshot.commit.parents
+        before: dict[str, tuple[str, str | None]] = {}
+        if parents:
+            parent = session.exec(
+                select(RevisionRow.id).where(
+                    RevisionRow.repo_pk == repo_pk, RevisionRow.sha == parents[0]
+                )
+            ).first()
+            if parent is not None:
+                rows = session.exec(
+                    select(FileRow.path, FileRow.blob_id, FileRow.lfs_sha256).where(
+                        FileRow.revision_pk == parent
+                    )
+                ).all()
+                before = {path: (blob, lfs) for path, blob, lfs in rows}
+        return sorted(p for p in now.keys() | before.keys() if now.get(p) != before.get(p))
+
+    def _put_blobs(self, session: Session, blobs: dict[str, bytes]) -> None:
+        for sha, data in blobs.items():
+            statement = (
+                self._insert(BlobRow)
+                .values(sha256=sha, size=len(data), data=data)
+                .on_conflict_do_nothing(index_elements=["sha256"])
+            )
+            session.exec(statement)
+
+    def set_reachable(self, repo_id: str, shas: Iterable[CommitSha], reachable: bool) -> None:
+        wanted = list(shas)
+        if not wanted:
+            return
+        with self._session() as session:
+            repo = self._repo_row(session, repo_id)
+            session.exec(
+                update(RevisionRow)
+                .where(col(RevisionRow.repo_pk) == repo.id, col(RevisionRow.sha).in_(wanted))
+                .values(reachable=reachable)
+            )
+            session.commit()
+
+    def history(self, repo_id: str) -> list[StoredRevision]:
+        with self._session() as session:
+            repo = self._repo_row(session, repo_id)
+            rows = session.exec(
+                select(RevisionRow)
+                .where(RevisionRow.repo_pk == repo.id)
+                .order_by(col(RevisionRow.id))
+            ).all()
+            return [as_revision(repo_id, row) for row in rows]
+
+    def revision(self, repo_id: str, rev: str) -> StoredRevision:
+        with self._session() as session:
+            return as_revision(repo_id, self._revision_by_prefix(session, repo_id, rev))
+
+    def files(self, repo_id: str, sha: CommitSha) -> list[StoredFile]:
+        with self._session() as session:
+            revision = self._revision_pk(session, self._repo_row(session, repo_id), sha)
+            rows = session.exec(
+                select(FileRow).where(FileRow.revision_pk == revision).order_by(col(FileRow.path))
+            ).all()
+            return [_file(row) for row in rows]
+
+
+def _file_rows(revision_pk: int, snapshot: Snapshot, blobs: dict[str, bytes]) -> list[FileRow]:
+    """The snapshot's file rows, queueing the bytes read into `blobs`."""
+    rows = []
+    for entry in snapshot.files:
+        content = snapshot.contents.get(entry.path)
+        header = snapshot.headers.get(entry.path)
+        rows.append(
+            FileRow(
+                revision_pk=revision_pk,
+                path=entry.path,
+                size=entry.size,
+                blob_id=entry.blob_id,
+                lfs_sha256=entry.lfs_sha256,
+                content_sha256=_keep(content, blobs),
+                content_status=content.status.value if content else None,
+                content_error=content.error if content else None,
+                header_sha256=_keep(header, blobs),
+                header_status=header.status.value if header else None,
+                header_error=header.error if header else None,
+            )
+        )
+    return rows
+
+
+def _keep(result: ReadResult | None, blobs: dict[str, bytes]) -> str | None:
+    """The sha256 under which a read's bytes are stored, queueing new bytes for insertion."""
+    if result is None:
+        return None
+    if result.data is not None:
+        sha = hashlib.sha256(result.data).hexdigest()
+        blobs[sha] = result.data
+        return sha
+    return result.sha256
+
+
+def _file(row: FileRow) -> StoredFile:
+    return StoredFile(
+        path=row.path,
+        size=row.size,
+        blob_id=row.blob_id,
+        lfs_sha256=row.lfs_sha256,
+        content_sha256=ContentSha(row.content_sha256) if row.content_sha256 else None,
+        content_status=ReadStatus(row.content_status) if row.content_status else None,
+        content_error=row.content_error,
+        header_sha256=ContentSha(row.header_sha256) if row.header_sha256 else None,
+        header_status=ReadStatus(row.header_status) if row.header_status else None,
+        header_error=row.header_error,
+    )
