@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from hubwatch.cli import EXIT_NOT_FOUND, EXIT_UNREACHABLE, EXIT_USAGE, app
+from hubwatch.cli import EXIT_ERROR, EXIT_NOT_FOUND, EXIT_UNREACHABLE, EXIT_USAGE, app
 from tests.support.gitrepo import CommitSpec, make_repo
 
 
@@ -85,6 +85,15 @@ def test_git_source_without_url_is_exit_2(env: dict[str, str]) -> None:
 def test_bad_setting_is_exit_2(env: dict[str, str]) -> None:
     code, _, stderr = run({**env, "HUBWATCH_MAX_FILE_BYTES": "-1"}, "list")
     assert code == EXIT_USAGE and "max_file_bytes" in stderr
+
+
+def test_unwritable_export_directory_is_one_line_and_exit_1(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    (tmp_path / "file").write_text("")
+    code, _, stderr = run(env, "osv", "export", str(tmp_path / "file" / "records"))
+    assert code == EXIT_ERROR
+    assert stderr.startswith("error: ") and stderr.count("\n") == 1
 
 
 def test_python_dash_m_runs_the_cli() -> None:

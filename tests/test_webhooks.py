@@ -9,12 +9,13 @@ from datetime import UTC, datetime, timedelta
 
 import httpx2
 import pytest
+from prometheus_client import REGISTRY
 from standardwebhooks import Webhook
 from structlog.testing import capture_logs
 
 from hubwatch.errors import WebhookUrlRefused
 from hubwatch.models import Change, EventKind, MessageState, RepoEvent, Severity
-from hubwatch.notify.delivery import RetryPolicy, WebhookDeliverer
+from hubwatch.notify.delivery import DeliveryRetry, WebhookDeliverer
 from hubwatch.notify.outbox import WebhookNotifier, wanted
 from hubwatch.notify.signing import new_secret, sign
 from hubwatch.notify.urls import UrlPolicy, check_webhook_url, parse_networks
@@ -62,7 +63,7 @@ def test_receiver_failing_first_deliveries_gets_every_event_once_verified(
             notifier.after_revision(REPO.repo_id, n)
         notifier.after_revision(REPO.repo_id, shas[2])  # a second enqueue adds nothing
         with httpx2.Client(timeout=5) as client:
-            deliverer = WebhookDeliverer(store, client, RetryPolicy(base_s=0.01), LOOPBACK)
+            deliverer = WebhookDeliverer(store, client, DeliveryRetry(base_s=0.01), LOOPBACK)
             deliver_until(deliverer, lambda: len(receiver.accepted()) >= 2)
             deliverer.deliver_due()
         payloads = verified(secret, receiver.accepted())
@@ -126,6 +127,28 @@ def test_repo_events_are_delivered_from_a_cursor(store: SqlStore) -> None:
     assert payload["data"]["changes"][0]["kind"] == "repo.deleted"
 
 
+def deliveries_counted(outcome: str) -> float:
+    """hubwatch_webhook_deliveries_total{outcome} so far in this process."""
+    sample = REGISTRY.get_sample_value("hubwatch_webhook_deliveries_total", {"outcome": outcome})
+    return sample or 0.0
+
+
+def test_each_attempt_is_counted_by_its_outcome(store: SqlStore) -> None:
+    before = {outcome: deliveries_counted(outcome) for outcome in ("delivered", "failed")}
+    with WebhookReceiver(fail_first=1) as receiver:
+        store.add_subscription(
+            receiver.url, new_secret(), repo_id=None, org=None, kinds=[], min_severity=None
+        )
+        shas = fill(store)
+        WebhookNotifier(store).after_revision(REPO.repo_id, shas[1])
+        with httpx2.Client(timeout=5) as client:
+            deliverer = WebhookDeliverer(store, client, DeliveryRetry(base_s=0.01), LOOPBACK)
+            deliver_until(deliverer, lambda: len(receiver.accepted()) >= 1)
+    assert len(receiver.requests) == 2
+    assert deliveries_counted("failed") - before["failed"] == 1
+    assert deliveries_counted("delivered") - before["delivered"] == 1
+
+
 def test_persistent_failure_disables_the_subscription(store: SqlStore) -> None:
     with WebhookReceiver(fail_first=10**6) as receiver:
         store.add_subscription(
@@ -136,7 +159,7 @@ def test_persistent_failure_disables_the_subscription(store: SqlStore) -> None:
         clock = [datetime.now(UTC)]
         with httpx2.Client(timeout=5) as client:
             deliverer = WebhookDeliverer(
-                store, client, RetryPolicy(), LOOPBACK, clock=lambda: clock[0]
+                store, client, DeliveryRetry(), LOOPBACK, clock=lambda: clock[0]
             )
             with capture_logs() as logs:
                 for _ in range(40):  # jump ahead to each next attempt, past three days
@@ -153,7 +176,7 @@ def test_persistent_failure_disables_the_subscription(store: SqlStore) -> None:
 
 
 def test_backoff_doubles_and_gives_up_after_the_window() -> None:
-    policy = RetryPolicy(base_s=30, window_s=3 * 86400)
+    policy = DeliveryRetry(base_s=30, window_s=3 * 86400)
     start = datetime(2026, 1, 1, tzinfo=UTC)
     at, delays = start, []
     for attempts in range(1, 100):

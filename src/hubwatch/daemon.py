@@ -26,6 +26,7 @@ from apscheduler.schedulers.blocking import BlockingScheduler
 
 from hubwatch import metrics
 from hubwatch.runtime import Runtime, refresh_advisories
+from hubwatch.settings import AdvisoryServiceKind
 from hubwatch.store.scheduling import ScheduleStore
 from hubwatch.tracker.discovery import Discovery
 from hubwatch.tracker.work import Worker
@@ -67,7 +68,10 @@ def make_worker(rt: Runtime, owner: str | None = None) -> Worker:
 def default_jobs(rt: Runtime) -> list[PeriodicJob]:
     """The periodic jobs every worker runs besides polling: the advisory refresh."""
     jobs = []
-    if rt.settings.advisory_refresh_s > 0 and rt.settings.advisory_service != "off":
+    if (
+        rt.settings.advisory_refresh_s > 0
+        and rt.settings.advisory_service is not AdvisoryServiceKind.OFF
+    ):
         jobs.append(
             PeriodicJob(
                 "advisories",

@@ -1,40 +1,60 @@
-"""Every exception hubwatch raises, in one tree.
+"""Every exception hubwatch raises, in one tree, with the exit code and HTTP status of each.
 
-HubwatchError
-├── InvalidRepoId            a repo id that is empty, too long or unsafe (`../x`)
-├── ConfigError              settings that cannot work (bad database URL…)
-├── NotTracked               a repo the store does not know
-├── UnknownRevision          a revision the store (or source) does not know
-├── SourceError              anything a RevisionSource raises
-│   ├── RepoNotFound         404 / deleted / no such git remote
-│   ├── RevisionNotFound     branch, tag or sha unknown upstream
-│   ├── EntryNotFound        file missing at that revision
-│   ├── AuthError            401 / 403 without a more precise reason
-│   │   └── RepoGated        gated repo, token lacks access
-│   ├── RepoDisabled         disabled by the Hub
-│   ├── RateLimited          429; carries retry_after seconds
-│   ├── SourceUnavailable    5xx, timeouts, dropped connections: worth retrying
-│   ├── ContentUnavailable   bytes not readable here (an LFS pointer in a git mirror)
-│   └── ContentTooLarge      a file or header over its size cap
-├── UnknownSubscription      a webhook subscription id the store does not know
-├── WebhookUrlRefused        a webhook URL that is not https or points into a private network
-├── InvalidChangeKind        a change-kind filter that is not dotted lower case (also a ValueError)
-├── StoreError               the database refused something
-│   └── WorkerConflict       a second worker on a store that allows one (SQLite)
-└── AdvisoryServiceError     anything an AdvisoryService raises
-    ├── OsvServiceError      the OSV.dev API failed (after retries) or answered nonsense
-    └── OfflineDatabaseError the local OSV database is missing or unreadable
+An error's `exit_code` is what the CLI exits with and its `http_status` what the API answers; a
+subclass inherits both unless it sets its own. The README documents the exit codes.
+
+                              exit HTTP
+HubwatchError                    1  500
+├── InvalidRepoId                2  400  a repo id that is empty, too long or unsafe (`../x`)
+├── ConfigError                  1  500  settings that cannot work (bad database URL…)
+├── NotTracked                   3  404  a repo the store does not know
+├── UnknownRevision              3  404  a revision the store (or source) does not know
+├── SourceError                  1  500  anything a RevisionSource raises
+│   ├── RepoNotFound             3  500  404 / deleted / no such git remote
+│   ├── RevisionNotFound         3  500  branch, tag or sha unknown upstream
+│   ├── EntryNotFound            1  500  file missing at that revision
+│   ├── AuthError                4  500  401 / 403 without a more precise reason
+│   │   └── RepoGated            4  500  gated repo, token lacks access
+│   ├── RepoDisabled             1  500  disabled by the Hub
+│   ├── RateLimited              1  500  429; carries retry_after seconds
+│   ├── SourceUnavailable        5  500  5xx, timeouts, dropped connections: worth retrying
+│   ├── ContentUnavailable       1  500  bytes not readable here (an LFS pointer in a git mirror)
+│   └── ContentTooLarge          1  500  a file or header over its size cap
+├── UnknownSubscription          3  404  a webhook subscription id the store does not know
+├── WebhookUrlRefused            2  422  a webhook URL not https, or pointing into a private network
+├── InvalidChangeKind            2  422  a change kind not in dotted lower case (a ValueError too)
+├── StoreError                   1  503  the database refused something
+│   └── WorkerConflict           1  503  a second worker on a store that allows one (SQLite)
+└── AdvisoryServiceError         1  500  anything an AdvisoryService raises
+    ├── OsvServiceError          1  500  the OSV.dev API failed (after retries) or answered nonsense
+    └── OfflineDatabaseError     1  500  the local OSV database is missing or unreadable
+
+Source errors answer 500 in the API: the API never reads a source, so one reaching it is a bug.
 """
 
 from __future__ import annotations
+
+from http import HTTPStatus
+from typing import ClassVar
+
+# Exit codes: one per kind of failure a script may want to tell apart.
+EXIT_ERROR, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_AUTH, EXIT_UNREACHABLE = 1, 2, 3, 4, 5
 
 
 class HubwatchError(Exception):
     """Base of every hubwatch error; its message is one line meant for a user."""
 
+    #: what the CLI exits with
+    exit_code: ClassVar[int] = EXIT_ERROR
+    #: what the API answers
+    http_status: ClassVar[HTTPStatus] = HTTPStatus.INTERNAL_SERVER_ERROR
+
 
 class InvalidRepoId(HubwatchError):
     """A repo id that is not `org/name` with safe characters."""
+
+    exit_code = EXIT_USAGE
+    http_status = HTTPStatus.BAD_REQUEST
 
 
 class ConfigError(HubwatchError):
@@ -44,9 +64,15 @@ class ConfigError(HubwatchError):
 class NotTracked(HubwatchError):
     """The repo is not tracked."""
 
+    exit_code = EXIT_NOT_FOUND
+    http_status = HTTPStatus.NOT_FOUND
+
 
 class UnknownRevision(HubwatchError):
     """No stored revision matches."""
+
+    exit_code = EXIT_NOT_FOUND
+    http_status = HTTPStatus.NOT_FOUND
 
 
 class SourceError(HubwatchError):
@@ -62,12 +88,14 @@ class SourceError(HubwatchError):
 class RepoNotFound(SourceError):
     """The repository does not exist (or is invisible to this token)."""
 
+    exit_code = EXIT_NOT_FOUND
     per_file = False
 
 
 class RevisionNotFound(SourceError):
     """The branch, tag or commit does not exist in the repository."""
 
+    exit_code = EXIT_NOT_FOUND
     per_file = False
 
 
@@ -78,6 +106,7 @@ class EntryNotFound(SourceError):
 class AuthError(SourceError):
     """The source refused our credentials (401/403)."""
 
+    exit_code = EXIT_AUTH
     per_file = False
 
 
@@ -105,6 +134,7 @@ class RateLimited(SourceError):
 class SourceUnavailable(SourceError):
     """A server error, timeout or dropped connection."""
 
+    exit_code = EXIT_UNREACHABLE
     transient = True
     per_file = False
 
@@ -120,9 +150,15 @@ class ContentTooLarge(SourceError):
 class UnknownSubscription(HubwatchError):
     """No webhook subscription has this id."""
 
+    exit_code = EXIT_NOT_FOUND
+    http_status = HTTPStatus.NOT_FOUND
+
 
 class WebhookUrlRefused(HubwatchError):
     """A webhook URL we will not send to (scheme, or a host in a refused network)."""
+
+    exit_code = EXIT_USAGE
+    http_status = HTTPStatus.UNPROCESSABLE_ENTITY
 
 
 class InvalidChangeKind(HubwatchError, ValueError):
@@ -131,9 +167,14 @@ class InvalidChangeKind(HubwatchError, ValueError):
     Also a ValueError, so pydantic validators that raise it answer 422 like any bad field.
     """
 
+    exit_code = EXIT_USAGE
+    http_status = HTTPStatus.UNPROCESSABLE_ENTITY
+
 
 class StoreError(HubwatchError):
     """The store could not complete an operation."""
+
+    http_status = HTTPStatus.SERVICE_UNAVAILABLE
 
 
 class WorkerConflict(StoreError):

@@ -32,7 +32,7 @@ RATE_LIMIT_WAIT_SECONDS = Counter(
 RETRIES = Counter("hubwatch_retries", "Retries of a transient source error.")
 WEBHOOK_DELIVERIES = Counter(
     "hubwatch_webhook_deliveries",
-    "Webhook deliveries, by outcome (delivered, failed).",
+    "Webhook delivery attempts, by outcome (delivered, failed).",
     ["outcome"],
 )
 HUB_WEBHOOKS = Counter(

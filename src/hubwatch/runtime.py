@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import assert_never
 
 from hubwatch.advisories.offline import OfflineOsvService
 from hubwatch.advisories.osv import OsvService
 from hubwatch.advisories.service import AdvisoryService
 from hubwatch.models import SourceKind
 from hubwatch.notify.outbox import WebhookNotifier
-from hubwatch.settings import Settings
+from hubwatch.settings import AdvisoryServiceKind, Settings
 from hubwatch.sources.base import RevisionSource
 from hubwatch.sources.git import GitSource
 from hubwatch.sources.hub import HubSource
@@ -47,17 +48,22 @@ def open_store(settings: Settings) -> Store:
 
 
 def advisory_service(settings: Settings) -> AdvisoryService | None:
-    """The configured AdvisoryService, or None when advisories are off."""
-    if settings.advisory_service == "off":
-        return None
-    if settings.advisory_service == "osv":
-        return OsvService(
-            settings.osv_api_url,
-            timeout_s=settings.http_timeout_s,
-            retries=settings.retries,
-            max_wait_s=settings.retry_max_wait_s,
-        )
-    return OfflineOsvService(settings.osv_database_dir)
+    """The AdvisoryService of the configured kind, or None when advisories are off."""
+    # NOTE: a method of AdvisoryServiceKind cannot build it: settings sit floors below advisories.
+    match settings.advisory_service:
+        case AdvisoryServiceKind.OFF:
+            return None
+        case AdvisoryServiceKind.OSV:
+            return OsvService(
+                settings.osv_api_url,
+                timeout_s=settings.http_timeout_s,
+                retries=settings.retries,
+                max_wait_s=settings.retry_max_wait_s,
+            )
+        case AdvisoryServiceKind.OFFLINE:
+            return OfflineOsvService(settings.osv_database_dir)
+        case unknown:
+            assert_never(unknown)
 
 
 @contextmanager
@@ -91,7 +97,7 @@ def runtime(settings: Settings) -> Iterator[Runtime]:
 
 def download_advisories(settings: Settings) -> dict[str, int]:
     """Download the offline OSV database afresh; bytes per ecosystem ({} unless offline)."""
-    if settings.advisory_service != "offline":
+    if settings.advisory_service is not AdvisoryServiceKind.OFFLINE:
         return {}
     import httpx2
 
@@ -117,7 +123,7 @@ def refresh_advisories(settings: Settings, store: Store) -> int:
 
     Returns how many advisory matches were newly attached; 0 when advisories are off.
     """
-    if settings.advisory_service == "off":
+    if settings.advisory_service is AdvisoryServiceKind.OFF:
         return 0
     download_advisories(settings)
     return len(recheck_advisories(settings, store))

@@ -11,11 +11,10 @@ import httpx2
 import structlog
 import uvicorn
 
-from hubwatch.api import create_app
-from hubwatch.api.hooks import hub_hooks_router, store_poller
+from hubwatch.api import create_app, hub_hooks_router, store_poller
 from hubwatch.daemon import PeriodicJob, run_forever
 from hubwatch.errors import HubwatchError
-from hubwatch.notify.delivery import RetryPolicy, WebhookDeliverer
+from hubwatch.notify.delivery import DeliveryRetry, WebhookDeliverer
 from hubwatch.notify.urls import UrlPolicy
 from hubwatch.runtime import Runtime
 
@@ -28,7 +27,7 @@ def deliverer(rt: Runtime, client: httpx2.Client) -> WebhookDeliverer:
     return WebhookDeliverer(
         rt.store,
         client,
-        RetryPolicy(base_s=cfg.webhook_retry_base_s, window_s=cfg.webhook_retry_window_s),
+        DeliveryRetry(base_s=cfg.webhook_retry_base_s, window_s=cfg.webhook_retry_window_s),
         UrlPolicy.from_settings(cfg),
     )
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
-from typing import Literal
 
 import platformdirs
 from pydantic import AliasChoices, Field, SecretStr
@@ -15,6 +15,17 @@ MiB = 1024 * 1024
 def default_data_dir() -> Path:
     """The platform's per-user data directory for hubwatch."""
     return Path(platformdirs.user_data_dir("hubwatch", appauthor=False))
+
+
+class AdvisoryServiceKind(StrEnum):
+    """Where known advisories come from; `runtime.advisory_service` builds the service of each."""
+
+    OFFLINE = "offline"
+    """The local OSV database (`hubwatch osv sync` downloads it)."""
+    OSV = "osv"
+    """The OSV.dev API."""
+    OFF = "off"
+    """Nowhere: revisions are not checked for advisories."""
 
 
 class Settings(BaseSettings):
@@ -51,7 +62,7 @@ class Settings(BaseSettings):
     """Longest single wait between retries (Retry-After is honoured up to this)."""
     git_timeout_s: float = Field(default=600.0, gt=0)
     """Timeout of one git command (clone and fetch of large mirrors take a while)."""
-    advisory_service: Literal["offline", "osv", "off"] = "offline"
+    advisory_service: AdvisoryServiceKind = AdvisoryServiceKind.OFFLINE
     """Where known advisories come from: the local OSV database, the OSV.dev API, or nowhere."""
     osv_dir: Path | None = None
     """The local OSV database (`<dir>/PyPI/all.zip`); default `<data_dir>/osv`."""

@@ -88,8 +88,11 @@ class FeedEntry:
     change: Change
 
 
-class ChangeFeed(Protocol):
-    """Detected changes, oldest revision first within each repo; the store implements it."""
+class PublishableChanges(Protocol):
+    """Detected changes, oldest revision first within each repo; the store implements it.
+
+    Not `sources.base.ChangeFeed`, a source listing the repos modified upstream.
+    """
 
     def changes(self) -> Iterable[FeedEntry]: ...
 

@@ -11,30 +11,11 @@ from fastapi.responses import JSONResponse
 from hubwatch import __version__
 from hubwatch.api.etag import ETagMiddleware
 from hubwatch.api.routes import advisories, badges, feeds, health, pages, repos, subscriptions
-from hubwatch.errors import (
-    HubwatchError,
-    InvalidChangeKind,
-    InvalidRepoId,
-    NotTracked,
-    StoreError,
-    UnknownRevision,
-    UnknownSubscription,
-    WebhookUrlRefused,
-)
+from hubwatch.errors import HubwatchError
 from hubwatch.settings import Settings
 from hubwatch.store.base import Store
 
 log = structlog.get_logger(__name__)
-
-_STATUS: list[tuple[type[HubwatchError], int]] = [
-    (InvalidRepoId, 400),
-    (NotTracked, 404),
-    (UnknownRevision, 404),
-    (UnknownSubscription, 404),
-    (WebhookUrlRefused, 422),
-    (InvalidChangeKind, 422),
-    (StoreError, 503),
-]
 
 
 def create_app(store: Store, settings: Settings, routers: Sequence[APIRouter] = ()) -> FastAPI:
@@ -50,7 +31,7 @@ def create_app(store: Store, settings: Settings, routers: Sequence[APIRouter] = 
 
     @app.exception_handler(HubwatchError)
     async def _hubwatch_error(request: Request, exc: HubwatchError) -> JSONResponse:
-        status = next((code for kind, code in _STATUS if isinstance(exc, kind)), 500)
+        status = exc.http_status
         if status >= 500:
             log.error("request_failed", path=request.url.path, error=str(exc))
         return JSONResponse({"detail": str(exc)}, status_code=status)

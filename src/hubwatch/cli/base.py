@@ -16,18 +16,14 @@ from rich.console import Console
 from rich.markup import escape
 
 from hubwatch import __version__
-from hubwatch.errors import (
-    AuthError,
-    InvalidChangeKind,
-    InvalidRepoId,
-    NotTracked,
-    RepoNotFound,
-    RevisionNotFound,
-    SourceUnavailable,
-    UnknownRevision,
-    UnknownSubscription,
-    WebhookUrlRefused,
-)
+
+# The exit codes are re-exported: commands and scripts name them from the CLI.
+from hubwatch.errors import EXIT_AUTH as EXIT_AUTH
+from hubwatch.errors import EXIT_ERROR as EXIT_ERROR
+from hubwatch.errors import EXIT_NOT_FOUND as EXIT_NOT_FOUND
+from hubwatch.errors import EXIT_UNREACHABLE as EXIT_UNREACHABLE
+from hubwatch.errors import EXIT_USAGE as EXIT_USAGE
+from hubwatch.errors import HubwatchError
 from hubwatch.logging import configure_logging
 from hubwatch.models import Severity, validate_repo_id
 from hubwatch.runtime import open_store
@@ -47,21 +43,6 @@ app.add_typer(db_app, name="db")
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
 
-# Exit codes: one per kind of failure a script may want to tell apart.
-EXIT_ERROR, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_AUTH, EXIT_UNREACHABLE = 1, 2, 3, 4, 5
-_EXIT_CODES: list[tuple[type[Exception], int]] = [
-    (InvalidRepoId, EXIT_USAGE),
-    (InvalidChangeKind, EXIT_USAGE),
-    (WebhookUrlRefused, EXIT_USAGE),
-    (NotTracked, EXIT_NOT_FOUND),
-    (UnknownRevision, EXIT_NOT_FOUND),
-    (RepoNotFound, EXIT_NOT_FOUND),
-    (RevisionNotFound, EXIT_NOT_FOUND),
-    (UnknownSubscription, EXIT_NOT_FOUND),
-    (AuthError, EXIT_AUTH),
-    (SourceUnavailable, EXIT_UNREACHABLE),
-]
-
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 RepoArg = Annotated[str, typer.Argument(metavar="ORG/NAME", help="Repository id.")]
 RevArg = Annotated[str, typer.Argument(metavar="REV", help="Full or abbreviated commit sha.")]
@@ -72,10 +53,23 @@ SeverityOption = Annotated[
 
 
 def fail(exc: Exception) -> NoReturn:
-    """Print one line and exit with the code for this kind of error."""
-    code = next((c for kind, c in _EXIT_CODES if isinstance(exc, kind)), EXIT_ERROR)
+    """Print one line and exit with the error's exit code (1 for anything not ours)."""
+    code = exc.exit_code if isinstance(exc, HubwatchError) else EXIT_ERROR
     err.print(f"error: {escape(str(exc))}", highlight=False)
     raise typer.Exit(code)
+
+
+@contextmanager
+def exit_on_error(*also: type[Exception]) -> Iterator[None]:
+    """Any HubwatchError (or one of `also`) inside ends the command through `fail`.
+
+    A command is decorated with `@exit_on_error()`, or wraps a few lines in `with exit_on_error():`.
+    """
+    caught: tuple[type[Exception], ...] = (HubwatchError, *also)
+    try:
+        yield
+    except caught as exc:
+        fail(exc)
 
 
 def settings() -> Settings:

@@ -12,14 +12,13 @@ from hubwatch.cli.base import (
     RepoArg,
     SeverityOption,
     app,
-    fail,
+    exit_on_error,
     out,
     print_json,
     stored,
     when,
 )
 from hubwatch.diff.events import event_change
-from hubwatch.errors import HubwatchError
 from hubwatch.models import Change, Severity
 from hubwatch.tracker.compare import diff_stored
 
@@ -40,6 +39,7 @@ def _line(change: Change) -> str:
 
 
 @app.command()
+@exit_on_error()
 def changes(
     repo_id: RepoArg,
     since: Annotated[
@@ -50,19 +50,16 @@ def changes(
     as_json: JsonOption = False,
 ) -> None:
     """Show what each stored revision changed, oldest first, with repo events."""
-    try:
-        with stored(repo_id) as store:
-            recorded = store.changes(repo_id, since=since, min_severity=severity)
-            start = store.revision(repo_id, since).date if since else None
-            events = [
-                (event, change)
-                for event in store.events(repo_id)
-                if (change := event_change(event)) is not None
-                and (severity is None or change.severity.rank >= severity.rank)
-                and (start is None or (event.at is not None and event.at >= start))
-            ]
-    except HubwatchError as exc:
-        fail(exc)
+    with stored(repo_id) as store:
+        recorded = store.changes(repo_id, since=since, min_severity=severity)
+        start = store.revision(repo_id, since).date if since else None
+        events = [
+            (event, change)
+            for event in store.events(repo_id)
+            if (change := event_change(event)) is not None
+            and (severity is None or change.severity.rank >= severity.rank)
+            and (start is None or (event.at is not None and event.at >= start))
+        ]
     if as_json:
         print_json(
             {
@@ -95,6 +92,7 @@ def changes(
 
 
 @app.command()
+@exit_on_error()
 def diff(
     repo_id: RepoArg,
     rev_a: Annotated[str, typer.Argument(metavar="REV_A", help="The older revision.")],
@@ -103,12 +101,9 @@ def diff(
     as_json: JsonOption = False,
 ) -> None:
     """Compare any two stored revisions (not only neighbours) and show what changed."""
-    try:
-        with stored(repo_id) as store:
-            a, b = store.revision(repo_id, rev_a), store.revision(repo_id, rev_b)
-            found = diff_stored(store, repo_id, a.sha, b.sha)
-    except HubwatchError as exc:
-        fail(exc)
+    with stored(repo_id) as store:
+        a, b = store.revision(repo_id, rev_a), store.revision(repo_id, rev_b)
+        found = diff_stored(store, repo_id, a.sha, b.sha)
     if severity is not None:
         found = [c for c in found if c.severity.rank >= severity.rank]
     if as_json:

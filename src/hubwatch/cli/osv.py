@@ -16,15 +16,15 @@ from hubwatch.cli.base import (
     RevArg,
     app,
     err,
-    fail,
+    exit_on_error,
     out,
     print_json,
     settings,
     stored,
     when,
 )
-from hubwatch.errors import HubwatchError
 from hubwatch.runtime import download_advisories, open_store, recheck_advisories
+from hubwatch.settings import AdvisoryServiceKind
 from hubwatch.tracker.attach import StoreChangeFeed
 
 osv_app = typer.Typer(
@@ -35,24 +35,22 @@ app.add_typer(osv_app, name="osv")
 
 
 @osv_app.command("sync")
+@exit_on_error()
 def sync(
     download: Annotated[
         bool, typer.Option(help="Download the OSV database first (offline service only).")
     ] = True,
 ) -> None:
     """Refresh the local OSV database, then re-check every stored revision against it."""
-    try:
-        cfg = settings()
-        if cfg.advisory_service == "off":
-            err.print("advisories are off (HUBWATCH_ADVISORY_SERVICE=off): nothing to do")
-            return
-        sizes = download_advisories(cfg) if download else {}
-        for ecosystem, size in sizes.items():
-            err.print(f"downloaded {ecosystem}/all.zip ({size} bytes)", highlight=False)
-        with stored() as store:
-            attached = recheck_advisories(cfg, store)
-    except HubwatchError as exc:
-        fail(exc)
+    cfg = settings()
+    if cfg.advisory_service is AdvisoryServiceKind.OFF:
+        err.print("advisories are off (HUBWATCH_ADVISORY_SERVICE=off): nothing to do")
+        return
+    sizes = download_advisories(cfg) if download else {}
+    for ecosystem, size in sizes.items():
+        err.print(f"downloaded {ecosystem}/all.zip ({size} bytes)", highlight=False)
+    with stored() as store:
+        attached = recheck_advisories(cfg, store)
     for event in attached:
         m = event.match
         out.print(
@@ -64,18 +62,16 @@ def sync(
 
 
 @osv_app.command("show")
+@exit_on_error()
 def show(
     repo_id: RepoArg,
     rev: RevArg,
     as_json: JsonOption = False,
 ) -> None:
     """Show a revision's dependencies and the known advisories that apply to them."""
-    try:
-        with stored(repo_id) as store:
-            revision = store.revision(repo_id, rev)
-            report = store.advisory_report(repo_id, revision.sha)
-    except HubwatchError as exc:
-        fail(exc)
+    with stored(repo_id) as store:
+        revision = store.revision(repo_id, rev)
+        report = store.advisory_report(repo_id, revision.sha)
     if as_json:
         print_json({"repo": repo_id, "sha": revision.sha, "advisories": report})
         return
@@ -110,18 +106,16 @@ def show(
 
 
 @osv_app.command("export")
+@exit_on_error(OSError)  # an unwritable DIR is a one-line error too
 def export_records(
     directory: Annotated[Path, typer.Argument(metavar="DIR", help="Where to write the records.")],
 ) -> None:
     """Write every published change (behavior or above) as an OSV record, one file per record."""
+    cfg = settings()
+    store = open_store(cfg)
     try:
-        cfg = settings()
-        store = open_store(cfg)
-        try:
-            records = publish(StoreChangeFeed(store, cfg.hf_endpoint).changes(), store)
-        finally:
-            store.close()
-        written = export(records, directory)
-    except (HubwatchError, OSError) as exc:
-        fail(exc)
+        records = publish(StoreChangeFeed(store, cfg.hf_endpoint).changes(), store)
+    finally:
+        store.close()
+    written = export(records, directory)
     err.print(f"{len(written)} OSV record(s) written to {escape(str(directory))}")

@@ -8,12 +8,21 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from hubwatch.cli.base import EXIT_NOT_FOUND, JsonOption, RepoArg, app, fail, out, settings
-from hubwatch.errors import HubwatchError
-from hubwatch.runtime import open_store, runtime
+from hubwatch.cli.base import (
+    EXIT_NOT_FOUND,
+    JsonOption,
+    RepoArg,
+    app,
+    exit_on_error,
+    out,
+    settings,
+    stored,
+)
+from hubwatch.runtime import runtime
 
 
 @app.command()
+@exit_on_error()
 def serve(
     host: Annotated[str | None, typer.Option(help="Listen address [HUBWATCH_API_HOST].")] = None,
     port: Annotated[int | None, typer.Option(help="Listen port [HUBWATCH_API_PORT].")] = None,
@@ -21,15 +30,13 @@ def serve(
     """Serve the API, pages, feeds and badges, poll every poll interval, deliver webhooks."""
     from hubwatch.server import serve as run
 
-    try:
-        cfg = settings()
-        with runtime(cfg) as rt:
-            run(rt, host or cfg.api_host, cfg.api_port if port is None else port)
-    except HubwatchError as exc:
-        fail(exc)
+    cfg = settings()
+    with runtime(cfg) as rt:
+        run(rt, host or cfg.api_host, cfg.api_port if port is None else port)
 
 
 @app.command()
+@exit_on_error()
 def badge(
     repo_id: RepoArg,
     kind: Annotated[
@@ -42,16 +49,10 @@ def badge(
     as_json: JsonOption = False,
 ) -> None:
     """Print a repo's badge (the shields.io endpoint JSON with --json)."""
-    from hubwatch.api.routes.badges import badge as make_badge
+    from hubwatch.api import badge as make_badge
 
-    try:
-        store = open_store(settings())
-        try:
-            shown = make_badge(store, repo_id, kind, pinned)
-        finally:
-            store.close()
-    except HubwatchError as exc:
-        fail(exc)
+    with stored() as store:  # the id is not checked first: a bad one is an error badge
+        shown = make_badge(store, repo_id, kind, pinned)
     if as_json:
         out.print(json.dumps(shown.model_dump(exclude_none=True)), highlight=False)
     else:

@@ -14,7 +14,7 @@ from hubwatch.cli.base import (
     SeverityOption,
     app,
     err,
-    fail,
+    exit_on_error,
     out,
     plain,
     print_json,
@@ -22,7 +22,6 @@ from hubwatch.cli.base import (
     stored,
     when,
 )
-from hubwatch.errors import HubwatchError
 from hubwatch.models import Subscription
 from hubwatch.notify.subscriptions import subscribe
 from hubwatch.notify.urls import UrlPolicy
@@ -54,6 +53,7 @@ def _target(subscription: Subscription) -> str:
 
 
 @subscriptions_app.command("add")
+@exit_on_error()
 def add(
     repo_id: RepoArg,
     url: Annotated[
@@ -76,15 +76,12 @@ def add(
     ] = False,
 ) -> None:
     """Subscribe a webhook URL to a tracked repo's changes; prints the signing secret once."""
-    try:
-        urls = UrlPolicy.from_settings(settings())
-        with stored(repo_id) as store:
-            store.get_repo(repo_id)  # NotTracked: a subscription to a typo would never fire
-            created = subscribe(
-                store, urls, url, repo_id=repo_id, kinds=kinds or (), min_severity=severity
-            )
-    except HubwatchError as exc:
-        fail(exc)
+    urls = UrlPolicy.from_settings(settings())
+    with stored(repo_id) as store:
+        store.get_repo(repo_id)  # NotTracked: a subscription to a typo would never fire
+        created = subscribe(
+            store, urls, url, repo_id=repo_id, kinds=kinds or (), min_severity=severity
+        )
     if as_json:
         print_json(created)
         return
@@ -97,13 +94,11 @@ def add(
 
 
 @subscriptions_app.command("list")
+@exit_on_error()
 def list_subscriptions(as_json: JsonOption = False) -> None:
     """List every subscription with its filters and whether it is enabled (never the secret)."""
-    try:
-        with stored() as store:
-            found = store.subscriptions()
-    except HubwatchError as exc:
-        fail(exc)
+    with stored() as store:
+        found = store.subscriptions()
     if as_json:
         print_json([_public(s) for s in found])
         return
@@ -123,24 +118,20 @@ def list_subscriptions(as_json: JsonOption = False) -> None:
 
 
 @subscriptions_app.command("remove")
+@exit_on_error()
 def remove(subscription_id: IdArg) -> None:
     """Delete a subscription, its pending messages and its delivery log."""
-    try:
-        with stored() as store:
-            store.remove_subscription(subscription_id)
-    except HubwatchError as exc:
-        fail(exc)
+    with stored() as store:
+        store.remove_subscription(subscription_id)
     err.print(f"removed subscription {subscription_id}")
 
 
 @subscriptions_app.command("deliveries")
+@exit_on_error()
 def deliveries(subscription_id: IdArg, as_json: JsonOption = False) -> None:
     """Show a subscription's delivery log, newest attempt first."""
-    try:
-        with stored() as store:
-            attempts = store.deliveries(subscription_id)
-    except HubwatchError as exc:
-        fail(exc)
+    with stored() as store:
+        attempts = store.deliveries(subscription_id)
     if as_json:
         print_json(attempts)
         return
@@ -161,11 +152,9 @@ def deliveries(subscription_id: IdArg, as_json: JsonOption = False) -> None:
 
 
 @subscriptions_app.command("enable")
+@exit_on_error()
 def enable(subscription_id: IdArg) -> None:
     """Deliver to a subscription disabled after persistent failure again (new messages only)."""
-    try:
-        with stored() as store:
-            store.enable_subscription(subscription_id)
-    except HubwatchError as exc:
-        fail(exc)
+    with stored() as store:
+        store.enable_subscription(subscription_id)
     err.print(f"subscription {subscription_id} enabled")

@@ -18,19 +18,20 @@ from hubwatch.cli.base import (
     app,
     db_app,
     err,
-    fail,
+    exit_on_error,
     out,
     print_json,
     settings,
     stored,
     when,
 )
-from hubwatch.errors import HubwatchError, InvalidRepoId
+from hubwatch.errors import InvalidRepoId
 from hubwatch.models import CommitInfo, RepoRef, SourceKind, validate_repo_id
 from hubwatch.runtime import open_store, runtime
 
 
 @app.command()
+@exit_on_error()
 def track(
     repo_id: RepoArg,
     source: Annotated[SourceKind, typer.Option(help="Where to read the repo from.")] = (
@@ -40,56 +41,49 @@ def track(
     branch: Annotated[str, typer.Option(help="Branch or tag whose history is tracked.")] = "main",
 ) -> None:
     """Track a repo and backfill its whole history, oldest revision first."""
+    validate_repo_id(repo_id)
+    if source is SourceKind.GIT and not url:
+        raise InvalidRepoId("--source git needs --url URL (a git URL or a local path)")
+    ref = RepoRef(repo_id, source, url if source is SourceKind.GIT else None, branch)
+    progress = _progress()
+    task = progress.add_task(f"backfilling {escape(repo_id)}", total=None)
+
+    def advance(done: int, total: int, commit: CommitInfo) -> None:
+        if not progress.live.is_started:  # no bar for failures before the first revision
+            progress.start()
+        progress.update(
+            task,
+            total=total,
+            completed=done,
+            description=f"{escape(repo_id)} {commit.sha[:10]}",
+        )
+
     try:
-        validate_repo_id(repo_id)
-        if source is SourceKind.GIT and not url:
-            raise InvalidRepoId("--source git needs --url URL (a git URL or a local path)")
-        ref = RepoRef(repo_id, source, url if source is SourceKind.GIT else None, branch)
-        progress = _progress()
-        task = progress.add_task(f"backfilling {escape(repo_id)}", total=None)
-
-        def advance(done: int, total: int, commit: CommitInfo) -> None:
-            if not progress.live.is_started:  # no bar for failures before the first revision
-                progress.start()
-            progress.update(
-                task,
-                total=total,
-                completed=done,
-                description=f"{escape(repo_id)} {commit.sha[:10]}",
-            )
-
-        try:
-            with runtime(settings()) as rt:
-                result = rt.tracker.track(ref, advance)
-        finally:
-            if progress.live.is_started:
-                progress.stop()
-    except HubwatchError as exc:
-        fail(exc)
+        with runtime(settings()) as rt:
+            result = rt.tracker.track(ref, advance)
+    finally:
+        if progress.live.is_started:
+            progress.stop()
     if result.failure:
-        fail(result.failure)
+        raise result.failure
     err.print(f"tracking {escape(repo_id)}: {len(result.new)} new revision(s) stored")
 
 
 @app.command()
+@exit_on_error()
 def untrack(repo_id: RepoArg) -> None:
     """Stop tracking a repo and delete its stored history."""
-    try:
-        with stored(repo_id) as store:
-            store.remove_repo(repo_id)
-    except HubwatchError as exc:
-        fail(exc)
+    with stored(repo_id) as store:
+        store.remove_repo(repo_id)
     err.print(f"untracked {escape(repo_id)}")
 
 
 @app.command("list")
+@exit_on_error()
 def list_repos(as_json: JsonOption = False) -> None:
     """List tracked repos with their state and number of stored revisions."""
-    try:
-        with stored() as store:
-            repos = store.list_repos()
-    except HubwatchError as exc:
-        fail(exc)
+    with stored() as store:
+        repos = store.list_repos()
     if as_json:
         print_json(repos)
         return
@@ -108,21 +102,19 @@ def list_repos(as_json: JsonOption = False) -> None:
 
 
 @app.command()
+@exit_on_error()
 def poll(
     once: Annotated[bool, typer.Option("--once", help="Poll every repo once, then exit.")] = False,
 ) -> None:
     """Poll the tracked repos for new revisions: once, or as a daemon every poll interval."""
     from hubwatch.daemon import run_forever
 
-    try:
-        cfg = settings()
-        with runtime(cfg) as rt:
-            if not once:
-                run_forever(rt)
-                return
-            results = rt.tracker.poll_all()
-    except HubwatchError as exc:
-        fail(exc)
+    cfg = settings()
+    with runtime(cfg) as rt:
+        if not once:
+            run_forever(rt)
+            return
+        results = rt.tracker.poll_all()
     for result in results:
         line = f"{escape(result.repo_id)}: {len(result.new)} new"
         if result.unreachable:
@@ -135,14 +127,12 @@ def poll(
 
 
 @app.command()
+@exit_on_error()
 def history(repo_id: RepoArg, as_json: JsonOption = False) -> None:
     """Show a repo's stored revisions, oldest first, with the files each one changed."""
-    try:
-        with stored(repo_id) as store:
-            revisions = store.history(repo_id)
-            events = store.events(repo_id)
-    except HubwatchError as exc:
-        fail(exc)
+    with stored(repo_id) as store:
+        revisions = store.history(repo_id)
+        events = store.events(repo_id)
     if as_json:
         print_json({"repo": repo_id, "revisions": revisions, "events": events})
         return
@@ -157,18 +147,16 @@ def history(repo_id: RepoArg, as_json: JsonOption = False) -> None:
 
 
 @app.command()
+@exit_on_error()
 def show(
     repo_id: RepoArg,
     rev: RevArg,
     as_json: JsonOption = False,
 ) -> None:
     """Show one stored revision: metadata, model card keys, and every file with its read status."""
-    try:
-        with stored(repo_id) as store:
-            revision = store.revision(repo_id, rev)
-            files = store.files(repo_id, revision.sha)
-    except HubwatchError as exc:
-        fail(exc)
+    with stored(repo_id) as store:
+        revision = store.revision(repo_id, rev)
+        files = store.files(repo_id, revision.sha)
     if as_json:
         print_json({"revision": revision, "files": files})
         return
@@ -193,12 +181,10 @@ def show(
 
 
 @db_app.command("upgrade")
+@exit_on_error()
 def db_upgrade() -> None:
     """Apply pending migrations (also done automatically on every start)."""
-    try:
-        open_store(settings()).close()
-    except HubwatchError as exc:
-        fail(exc)
+    open_store(settings()).close()
     err.print("database is up to date")
 
 

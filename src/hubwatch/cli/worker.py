@@ -6,12 +6,12 @@ from typing import Annotated
 
 import typer
 
-from hubwatch.cli.base import app, fail, settings
-from hubwatch.errors import HubwatchError
+from hubwatch.cli.base import app, exit_on_error, settings
 from hubwatch.runtime import runtime
 
 
 @app.command()
+@exit_on_error()
 def worker(
     metrics_port: Annotated[
         int | None,
@@ -24,8 +24,5 @@ def worker(
     """Run a worker (no API) that finds changes and polls; several share one PostgreSQL."""
     from hubwatch.daemon import run_forever
 
-    try:
-        with runtime(settings()) as rt:
-            run_forever(rt, owner=worker_id, metrics_port=metrics_port)
-    except HubwatchError as exc:
-        fail(exc)
+    with runtime(settings()) as rt:
+        run_forever(rt, owner=worker_id, metrics_port=metrics_port)

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 import httpx2
 import structlog
 
+from hubwatch import metrics
 from hubwatch.errors import WebhookUrlRefused
 from hubwatch.models import MessageState, PendingMessage
 from hubwatch.notify.pinned import post_pinned
@@ -23,7 +24,7 @@ MAX_DELAY_S = 8 * 3600.0
 
 
 @dataclass(frozen=True, slots=True)
-class RetryPolicy:
+class DeliveryRetry:
     """When to try a failed message again, and when to give up."""
 
     base_s: float = 30.0
@@ -48,13 +49,13 @@ class WebhookDeliverer:
         self,
         store: WebhookStore,
         client: httpx2.Client,
-        retry: RetryPolicy | None = None,
+        retry: DeliveryRetry | None = None,
         urls: UrlPolicy | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._store = store
         self._client = client
-        self._retry = retry or RetryPolicy()
+        self._retry = retry or DeliveryRetry()
         self._urls = urls or UrlPolicy()
         self._clock = clock
 
@@ -67,11 +68,23 @@ class WebhookDeliverer:
         return delivered
 
     def _attempt(self, message: PendingMessage) -> bool:
-        subscription = message.subscription
+        """Send one message once and record how it went; True when it was delivered."""
         started = time.monotonic()
-        status: int | None = None
-        error: str | None = None
         now = self._clock()
+        status, error = self._send(message, now)
+        duration_ms = int((time.monotonic() - started) * 1000)
+        if error is None:
+            self._delivered(message, now, status, duration_ms)
+            return True
+        self._failed(message, now, status, error, duration_ms)
+        return False
+
+    def _send(self, message: PendingMessage, now: datetime) -> tuple[int | None, str | None]:
+        """POST the message, signed for `now`, to the addresses its URL check approved.
+
+        Returns the HTTP status (None without an answer) and the error (None when delivered).
+        """
+        subscription = message.subscription
         try:
             addresses = self._urls.check(subscription.url)
             headers = signed_headers(
@@ -80,31 +93,44 @@ class WebhookDeliverer:
             response = post_pinned(
                 self._client, subscription.url, addresses, message.body.encode(), headers
             )
-            status = response.status_code
-            if not 200 <= status < 300:
-                error = f"HTTP {status}"
         except WebhookUrlRefused as exc:
-            error = str(exc)
+            return None, str(exc)
         except httpx2.HTTPError as exc:
-            error = f"{type(exc).__name__}: {exc}"[:500]
-        duration_ms = int((time.monotonic() - started) * 1000)
-        if error is None:
-            self._store.record_attempt(
-                message.id,
-                at=now,
-                status_code=status,
-                error=None,
-                duration_ms=duration_ms,
-                state=MessageState.DELIVERED,
-                next_attempt_at=None,
-            )
-            log.info(
-                "webhook_delivered",
-                subscription=subscription.id,
-                message=message.message_id,
-                attempt=message.attempts + 1,
-            )
-            return True
+            return None, f"{type(exc).__name__}: {exc}"[:500]
+        status = response.status_code
+        return status, None if 200 <= status < 300 else f"HTTP {status}"
+
+    def _delivered(
+        self, message: PendingMessage, now: datetime, status: int | None, duration_ms: int
+    ) -> None:
+        """Log a delivered attempt; the message is done."""
+        self._store.record_attempt(
+            message.id,
+            at=now,
+            status_code=status,
+            error=None,
+            duration_ms=duration_ms,
+            state=MessageState.DELIVERED,
+            next_attempt_at=None,
+        )
+        metrics.WEBHOOK_DELIVERIES.labels("delivered").inc()
+        log.info(
+            "webhook_delivered",
+            subscription=message.subscription.id,
+            message=message.message_id,
+            attempt=message.attempts + 1,
+        )
+
+    def _failed(
+        self,
+        message: PendingMessage,
+        now: datetime,
+        status: int | None,
+        error: str,
+        duration_ms: int,
+    ) -> None:
+        """Log a failed attempt and set the next one; past the window, disable the subscription."""
+        subscription = message.subscription
         retry_at = self._retry.next_attempt(message.created_at, message.attempts + 1, now)
         self._store.record_attempt(
             message.id,
@@ -115,6 +141,7 @@ class WebhookDeliverer:
             state=MessageState.PENDING if retry_at else MessageState.FAILED,
             next_attempt_at=retry_at,
         )
+        metrics.WEBHOOK_DELIVERIES.labels("failed").inc()
         log.warning(
             "webhook_attempt_failed",
             subscription=subscription.id,
@@ -130,4 +157,3 @@ class WebhookDeliverer:
             )
             self._store.disable_subscription(subscription.id, reason)
             log.warning("webhook_subscription_disabled", subscription=subscription.id)
-        return False

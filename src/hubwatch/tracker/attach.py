@@ -112,7 +112,7 @@ def repo_url(tracked: TrackedRepo, hub_endpoint: str) -> str:
 
 
 class StoreChangeFeed:
-    """The ChangeFeed of every change the store holds, oldest revision first in each repo."""
+    """PublishableChanges: every change the store holds, oldest revision first in each repo."""
 
     def __init__(self, store: Store, hub_endpoint: str) -> None:
         self._store = store
