@@ -8,11 +8,12 @@ import re
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 from hubwatch.models import Change, CommitSha, Severity
+from hubwatch.models.timestamps import rfc3339
 from hubwatch.store.advisories import AdvisoryStore
 
 SCHEMA_VERSION = "1.7.5"
@@ -128,8 +129,8 @@ def publish(
             {
                 "schema_version": SCHEMA_VERSION,
                 "id": publication.osv_id,
-                "published": _timestamp(publication.published),
-                "modified": _timestamp(modified),
+                "published": rfc3339(publication.published),
+                "modified": rfc3339(modified),
                 "summary": f"{entry.repo_id}: {change.summary}"[:300],
                 "details": _details(entry, severity),
                 "affected": [
@@ -187,7 +188,7 @@ def _details(entry: FeedEntry, severity: Severity) -> str:
         f"{change.summary}",
         "",
         f"Repository: {entry.repo_id} ({entry.repo_url})",
-        f"Revision: {entry.sha} ({_timestamp(entry.date)})",
+        f"Revision: {entry.sha} ({rfc3339(entry.date)})",
         f"Kind: {change.kind}; severity: {severity.value}",
     ]
     if change.path:
@@ -204,11 +205,6 @@ def _references(entry: FeedEntry, fix: FeedEntry | None) -> list[dict[str, str]]
     if fix is not None:
         refs.append({"type": "FIX", "url": f"{entry.repo_url}/commit/{fix.sha}"})
     return refs
-
-
-def _timestamp(value: datetime) -> str:
-    """RFC 3339 in UTC with a `Z`, as the schema's timestamp pattern wants."""
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _jsonable(value: Any) -> Any:

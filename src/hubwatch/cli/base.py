@@ -122,8 +122,3 @@ def stored(repo_id: str | None = None) -> Iterator[Store]:
         yield store
     finally:
         store.close()
-
-
-def when(value: datetime | None) -> str:
-    """A timestamp as the tables show it."""
-    return value.strftime("%Y-%m-%d %H:%M") if value else ""

@@ -16,10 +16,10 @@ from hubwatch.cli.base import (
     out,
     print_json,
     stored,
-    when,
 )
 from hubwatch.diff.events import event_change
 from hubwatch.models import Change, Severity
+from hubwatch.models.timestamps import to_minute
 from hubwatch.tracker.compare import diff_stored
 
 _STYLE = {
@@ -80,13 +80,13 @@ def changes(
         return
     for rc in recorded:
         rev = rc.revision
-        out.print(f"[bold]{rev.sha[:12]}[/] {when(rev.date)} {escape(rev.title[:70])}")
+        out.print(f"[bold]{rev.sha[:12]}[/] {to_minute(rev.date)} {escape(rev.title[:70])}")
         for change in rc.changes:
             out.print(_line(change), highlight=False)
     if events:
         out.print("[bold]repo events[/]")
         for event, change in events:
-            out.print(f"  {when(event.at)}" + _line(change), highlight=False)
+            out.print(f"  {to_minute(event.at)}" + _line(change), highlight=False)
     if not recorded and not events:
         out.print("no recorded changes", highlight=False)
 

@@ -21,8 +21,8 @@ from hubwatch.cli.base import (
     print_json,
     settings,
     stored,
-    when,
 )
+from hubwatch.models.timestamps import to_minute
 from hubwatch.runtime import download_advisories, open_store, recheck_advisories
 from hubwatch.settings import AdvisoryServiceKind
 from hubwatch.tracker.attach import StoreChangeFeed
@@ -79,7 +79,7 @@ def show(
     if report.checked_at is None:
         out.print("advisories: not checked yet (`hubwatch osv sync` checks every revision)")
     else:
-        out.print(f"checked: {when(report.checked_at)} by {report.service}")
+        out.print(f"checked: {to_minute(report.checked_at)} by {report.service}")
     if report.error:
         out.print(f"[red]last check failed:[/] {escape(report.error)}")
     deps = Table("package", "version", "spec", "from", "why")

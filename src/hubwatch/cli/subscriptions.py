@@ -20,9 +20,9 @@ from hubwatch.cli.base import (
     print_json,
     settings,
     stored,
-    when,
 )
 from hubwatch.models import Subscription
+from hubwatch.models.timestamps import to_minute
 from hubwatch.notify.subscriptions import subscribe
 from hubwatch.notify.urls import UrlPolicy
 
@@ -112,7 +112,7 @@ def list_subscriptions(as_json: JsonOption = False) -> None:
             escape(", ".join(s.kinds) or "all"),
             s.min_severity.value if s.min_severity else "all",
             escape(state),
-            when(s.created_at),
+            to_minute(s.created_at),
         )
     out.print(table)
 

@@ -23,10 +23,10 @@ from hubwatch.cli.base import (
     print_json,
     settings,
     stored,
-    when,
 )
 from hubwatch.errors import InvalidRepoId
 from hubwatch.models import CommitInfo, RepoRef, SourceKind, validate_repo_id
+from hubwatch.models.timestamps import to_minute
 from hubwatch.runtime import open_store, runtime
 
 
@@ -95,7 +95,7 @@ def list_repos(as_json: JsonOption = False) -> None:
             repo.state.value,
             str(repo.revisions),
             (repo.head or "")[:12],
-            when(repo.last_polled_at),
+            to_minute(repo.last_polled_at),
             escape(repo.last_error or ""),
         )
     out.print(table)
@@ -140,10 +140,10 @@ def history(repo_id: RepoArg, as_json: JsonOption = False) -> None:
     for rev in revisions:
         title = escape(rev.title[:60]) + ("" if rev.reachable else " [unreachable]")
         changed = ", ".join(rev.changed[:6]) + (" …" if len(rev.changed) > 6 else "")
-        table.add_row(rev.sha[:12], when(rev.date), title, escape(changed))
+        table.add_row(rev.sha[:12], to_minute(rev.date), title, escape(changed))
     out.print(table)
     for event in events:
-        out.print(f"{when(event.at)} {event.kind.value}: {escape(event.detail)}")
+        out.print(f"{to_minute(event.at)} {event.kind.value}: {escape(event.detail)}")
 
 
 @app.command()
@@ -161,7 +161,9 @@ def show(
         print_json({"revision": revision, "files": files})
         return
     out.print(f"[bold]{escape(repo_id)}[/] {revision.sha}")
-    out.print(f"date:    {when(revision.date)}\nauthors: {escape(', '.join(revision.authors))}")
+    out.print(
+        f"date:    {to_minute(revision.date)}\nauthors: {escape(', '.join(revision.authors))}"
+    )
     out.print(f"title:   {escape(revision.title)}")
     if revision.card:
         out.print(f"card:    {escape(json.dumps(revision.card))}")

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from hubwatch.models import FeedItem, Severity
+from hubwatch.models.timestamps import rfc3339
 
 ATOM = "http://www.w3.org/2005/Atom"
 # Characters XML 1.0 cannot hold at all; upstream text may contain them.
@@ -16,10 +17,6 @@ _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 def _text(value: str) -> str:
     return _NOT_XML.sub("\ufffd", value)
-
-
-def _when(value: datetime) -> str:
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _add(parent: ET.Element, tag: str, text: str | None = None, **attrs: str) -> ET.Element:
@@ -38,7 +35,7 @@ def atom_feed(
     _add(feed, "id", feed_id)
     _add(feed, "title", title)
     updated = max((i.recorded_at for i in items), default=datetime(2000, 1, 1, tzinfo=UTC))
-    _add(feed, "updated", _when(updated))
+    _add(feed, "updated", rfc3339(updated))
     _add(feed, "link", rel="self", href=feed_url)
     _add(feed, "link", rel="alternate", href=site_url)
     author = _add(feed, "author")
@@ -55,8 +52,8 @@ def atom_feed(
             "title",
             f"{item.repo_id} {revision.sha[:12]}: {len(changes)} change(s), {top.value}",
         )
-        _add(entry, "updated", _when(item.recorded_at))
-        _add(entry, "published", _when(revision.date))
+        _add(entry, "updated", rfc3339(item.recorded_at))
+        _add(entry, "published", rfc3339(revision.date))
         _add(
             entry,
             "link",

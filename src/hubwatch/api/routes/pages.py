@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
@@ -12,6 +11,7 @@ from jinja2 import Environment, PackageLoader
 from hubwatch.api.convert import advisory_url
 from hubwatch.api.deps import StoreDep, repo_path, require_reader
 from hubwatch.models import Change
+from hubwatch.models.timestamps import to_minute
 
 router = APIRouter(tags=["pages"], dependencies=[Depends(require_reader)])
 
@@ -20,10 +20,6 @@ router = APIRouter(tags=["pages"], dependencies=[Depends(require_reader)])
 _env = Environment(loader=PackageLoader("hubwatch.api", "templates"), autoescape=True)
 # No script runs on these pages at all, whatever slips through.
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'"
-
-
-def _when(value: datetime | None) -> str:
-    return value.strftime("%Y-%m-%d %H:%M") if value else ""
 
 
 def _gb(value: Any) -> str:
@@ -40,7 +36,7 @@ def _batch(fit: Any) -> str:
     return shown + (" ×2" if fit.get("cards") == 2 else "")
 
 
-_env.globals.update(when=_when, gb=_gb, batch=_batch, advisory_url=advisory_url)
+_env.globals.update(when=to_minute, gb=_gb, batch=_batch, advisory_url=advisory_url)
 
 
 def _page(template: str, **context: Any) -> HTMLResponse:

@@ -1,0 +1,15 @@
+"""How timestamps are written: RFC 3339 in UTC for machines, to the minute for people."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+
+def rfc3339(value: datetime) -> str:
+    """RFC 3339 in UTC with a `Z` (what OSV's schema and Atom both accept)."""
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def to_minute(value: datetime | None) -> str:
+    """A timestamp as tables and pages show it; empty for none."""
+    return value.strftime("%Y-%m-%d %H:%M") if value else ""
