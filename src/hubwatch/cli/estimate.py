@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.markup import escape
@@ -13,18 +13,7 @@ from rich.table import Table
 from hubwatch.cli.base import EXIT_ERROR, EXIT_USAGE, err, fail, out, print_json, stored
 from hubwatch.cli.base import app as _app
 from hubwatch.errors import HubwatchError, InvalidRepoId
-from hubwatch.estimator import (
-    CannotEstimate,
-    Memory,
-    count_params,
-    estimate_json,
-    fits,
-    gpu,
-    read_model,
-    serving,
-    training,
-    training_cost,
-)
+from hubwatch.estimator import CannotEstimate, Estimate, Job, Memory, Sizing, estimate_json, size
 from hubwatch.models import ReadStatus
 
 MAX_CONFIG_BYTES = 32 * 1024 * 1024
@@ -63,35 +52,34 @@ def estimate(
         fail(exc)
     stored = estimate_json(raw, headers)
     if not stored.ok:
-        if as_json:
-            print_json({"source": source, "ok": False, "error": stored.error})
-        else:
-            err.print(f"error: {escape(stored.error or '')}", highlight=False)
-        raise typer.Exit(EXIT_ERROR)
+        _cannot_estimate(source, stored.error or "", as_json)
     try:
-        report = _report(raw, context, batch, dtype, seq_len, checkpointing, lora_rank)
-        if tokens is not None:
-            model = read_model(json.loads(raw))
-            memory = training(model, method="full", seq_len=seq_len, batch=batch)
-            cost = training_cost(
-                count_params(model),
-                memory,
-                gpu(on),
-                tokens=tokens,
-                epochs=epochs,
-                seq_len=seq_len,
-                batch=batch,
-            )
-            report["cost"] = cost
+        sized = size(
+            json.loads(raw),
+            context=context,
+            batch=batch,
+            dtype=dtype,
+            seq_len=seq_len,
+            gradient_checkpointing=checkpointing,
+            lora_rank=lora_rank,
+            job=None if tokens is None else Job(tokens, epochs, on),
+        )
     except CannotEstimate as exc:
         err.print(f"error: cannot estimate: {escape(str(exc))}", highlight=False)
         raise typer.Exit(EXIT_USAGE) from None
-    report = {"source": source, **report, "reconciliation": stored.reconciliation}
-    report["notes"] = stored.notes
+    report = _report(source, sized, stored)
     if as_json:
         print_json(report)
         return
     _render(report, stored.params)
+
+
+def _cannot_estimate(source: str, error: str, as_json: bool) -> NoReturn:
+    if as_json:
+        print_json({"source": source, "ok": False, "error": error})
+    else:
+        err.print(f"error: {escape(error)}", highlight=False)
+    raise typer.Exit(EXIT_ERROR)
 
 
 def _load(target: str | None, config: Path | None) -> tuple[bytes, dict[str, bytes], str]:
@@ -133,37 +121,21 @@ def _memory(m: Memory) -> dict[str, Any]:
     }
 
 
-def _report(
-    raw: bytes,
-    context: int | None,
-    batch: int,
-    dtype: str,
-    seq_len: int,
-    checkpointing: bool,
-    lora_rank: int,
-) -> dict[str, Any]:
-    model = read_model(json.loads(raw))
-    params = count_params(model)
-    workloads = [serving(model, dtype=dtype, context=context, batch=batch)]
-    workloads += [
-        training(
-            model,
-            method=method,
-            seq_len=seq_len,
-            batch=batch,
-            gradient_checkpointing=checkpointing,
-            lora_rank=lora_rank,
-        )
-        for method in ("full", "lora", "qlora")
-    ]
-    return {
-        "family": model.family,
-        "architecture": model.architecture,
-        "exact": model.exact,
-        "parameters": params,
-        "memory": [_memory(m) for m in workloads],
-        "max_batch": {m.workload: fits(m) for m in workloads},
+def _report(source: str, sized: Sizing, stored: Estimate) -> dict[str, Any]:
+    report: dict[str, Any] = {
+        "source": source,
+        "family": sized.model.family,
+        "architecture": sized.model.architecture,
+        "exact": sized.model.exact,
+        "parameters": sized.params,
+        "memory": [_memory(m) for m in sized.memory],
+        "max_batch": sized.max_batch,
     }
+    if sized.cost is not None:
+        report["cost"] = sized.cost
+    report["reconciliation"] = stored.reconciliation
+    report["notes"] = stored.notes
+    return report
 
 
 def _gb(n: float) -> str:

@@ -7,13 +7,11 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
-from hubwatch.estimator.cards import fits
 from hubwatch.estimator.config import CannotEstimate
-from hubwatch.estimator.memory import Memory, kv_bytes_per_token, serving, training
-from hubwatch.estimator.params import count_params
-from hubwatch.estimator.reading import read_model
+from hubwatch.estimator.memory import Memory, kv_bytes_per_token
 from hubwatch.estimator.reconcile import reconcile
-from hubwatch.models.estimate import TRAIN_SEQ_LEN, Estimate
+from hubwatch.estimator.sizing import size
+from hubwatch.models.estimate import Estimate
 
 
 def failed(reason: str) -> Estimate:
@@ -55,20 +53,12 @@ def _memory(m: Memory) -> dict[str, Any]:
 
 
 def _estimate(config: object, headers: Mapping[str, Mapping[str, object]] | None) -> Estimate:
-    model = read_model(config)
-    params = count_params(model)
-    serve = serving(model)
-    trains = {
-        method: training(model, method=method, seq_len=TRAIN_SEQ_LEN)
-        for method in ("full", "lora", "qlora")
-    }
-    workloads: dict[str, Memory] = {"serving": serve, **trains}
+    sized = size(config)
+    model, params = sized.model, sized.params
+    serve, *trains = sized.memory
     max_batch = {
-        name: {
-            f.gpu: {"cards": f.cards, "max_batch": f.max_batch, "split": f.split}
-            for f in fits(memory)
-        }
-        for name, memory in workloads.items()
+        name: {f.gpu: {"cards": f.cards, "max_batch": f.max_batch, "split": f.split} for f in row}
+        for name, row in sized.max_batch.items()
     }
     checked = None
     if headers:
@@ -83,7 +73,7 @@ def _estimate(config: object, headers: Mapping[str, Mapping[str, object]] | None
         context=model.context,
         kv_bytes_per_token=kv_bytes_per_token(model),
         serving=_memory(serve),
-        training={k: _memory(v) for k, v in trains.items()},
+        training={m.workload: _memory(m) for m in trains},
         max_batch=max_batch,
         reconciliation=checked,
     )

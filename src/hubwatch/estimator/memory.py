@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from hubwatch.estimator.config import CannotEstimate
-from hubwatch.estimator.structure import KvKind, Layer, Model, Param, Tower
+from hubwatch.estimator.structure import KvKind, Layer, Model, Param
 
 GiB = 1024**3
 OVERHEAD = GiB
@@ -147,6 +147,57 @@ def _lora_targets(p: Param, targets: frozenset[str] | None) -> bool:
     return p.module.rsplit(".", 1)[-1] in targets
 
 
+ADAPTER_BYTES = 16
+"""PEFT keeps adapters in fp32 under a bf16 base: 4 + 4 + 8 bytes per adapter parameter."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """The settings of one training step, as `training()` was given them."""
+
+    method: Method
+    seq_len: int
+    batch: int
+    gradient_checkpointing: bool
+    attention: Attention
+    precision: Precision
+    lora_rank: int
+    lora_targets: frozenset[str] | None
+
+
+class _Resident:
+    """Bytes that stay on the card through a training step, summed unit by unit."""
+
+    def __init__(self, run: _Run) -> None:
+        self.run = run
+        # Bytes per trainable parameter: weights + gradients + AdamW m and v (+ fp32 master copy).
+        self.state = 16 if run.precision == "mixed" else 8
+        self.weights = 0
+        self.states = 0
+        """Gradients and optimizer states (of the adapters, for LoRA and QLoRA)."""
+        self.adapters = 0
+        """LoRA adapter parameters."""
+
+    def fixed(self, params: list[Param] | tuple[Param, ...]) -> int:
+        """Resident bytes of `params`, added to the running totals."""
+        total = 0.0
+        for p in params:
+            if self.run.method == "full":
+                self.weights += 2 * p.numel
+                self.states += (self.state - 2) * p.numel
+                total += self.state * p.numel
+                continue
+            base = NF4 if self.run.method == "qlora" and _quantised(p) else 2.0
+            self.weights += math.ceil(base * p.numel)
+            total += base * p.numel
+            if _lora_targets(p, self.run.lora_targets):
+                extra = self.run.lora_rank * (p.fan_in + p.fan_out) * p.copies
+                self.adapters += extra
+                self.states += ADAPTER_BYTES * extra
+                total += ADAPTER_BYTES * extra
+        return math.ceil(total)
+
+
 def training(
     model: Model,
     *,
@@ -163,96 +214,98 @@ def training(
     logits and loss buffers, and a fixed overhead."""
     if seq_len < 1 or batch < 1 or lora_rank < 1:
         raise CannotEstimate("sequence length, batch and LoRA rank must be at least 1")
-    text = model.text
-    # Bytes per trainable parameter: weights + gradients + AdamW m and v (+ fp32 master copy).
-    state = 16 if precision == "mixed" else 8
-    adapter_bytes = 16  # PEFT keeps adapters in fp32 under a bf16 base: 4 + 4 + 8
-    units: list[Unit] = []
-    parts = {"weights": 0, "gradients_and_optimizer": 0, "activations": 0, "logits_and_loss": 0}
-    adapters = 0
-
-    def fixed(params: list[Param] | tuple[Param, ...]) -> int:
-        nonlocal adapters
-        total = 0.0
-        for p in params:
-            if method == "full":
-                parts["weights"] += 2 * p.numel
-                parts["gradients_and_optimizer"] += (state - 2) * p.numel
-                total += state * p.numel
-                continue
-            base = NF4 if method == "qlora" and _quantised(p) else 2.0
-            parts["weights"] += math.ceil(base * p.numel)
-            total += base * p.numel
-            if _lora_targets(p, lora_targets):
-                extra = lora_rank * (p.fan_in + p.fan_out) * p.copies
-                adapters += extra
-                parts["gradients_and_optimizer"] += adapter_bytes * extra
-                total += adapter_bytes * extra
-        return math.ceil(total)
-
-    tokens = seq_len
-    units += [Unit(t.name, fixed(t.all_params()), 0) for t in model.towers if t is not text]
-    units.append(Unit("embeddings", fixed(text.before), 0))
-    largest = 0
-    for i, layer in enumerate(text.layers):
-        act = layer.act_elems_per_token * tokens * 2
-        if method != "full":
-            act += sum(
-                lora_rank * tokens * 2 for p in layer.params if _lora_targets(p, lora_targets)
-            )
-        if attention == "eager":
-            act += layer.heads * tokens * tokens * 4  # scores and softmax, bf16
-        largest = max(largest, act)
-        kept = text.hidden * tokens * 2 if gradient_checkpointing else act
-        units.append(Unit(f"layer {i}", fixed(layer.params), kept))
-    logits = 10 * tokens * text.vocab  # bf16 logits, their fp32 upcast, fp32 gradient
-    units.append(Unit("head", fixed(text.after), logits))
-    parts["logits_and_loss"] = batch * logits
-    extra = largest if gradient_checkpointing else 0
-    parts["activations"] = batch * (
-        sum(u.per_seq for u in units if u.name.startswith("layer")) + extra
+    run = _Run(
+        method,
+        seq_len,
+        batch,
+        gradient_checkpointing,
+        attention,
+        precision,
+        lora_rank,
+        lora_targets,
     )
-    parts["overhead"] = OVERHEAD
+    resident = _Resident(run)
+    units, largest = _training_units(model, run, resident)
+    extra = largest if gradient_checkpointing else 0
+    parts = {
+        "weights": resident.weights,
+        "gradients_and_optimizer": resident.states,
+        "activations": batch
+        * (sum(u.per_seq for u in units if u.name.startswith("layer")) + extra),
+        "logits_and_loss": batch * units[-1].per_seq,  # the head unit holds the logits
+        "overhead": OVERHEAD,
+    }
     if method == "qlora":
         parts["dequantised_layer"] = max(
-            (2 * p.numel for layer in text.layers for p in layer.params if p.is_linear),
+            (2 * p.numel for layer in model.text.layers for p in layer.params if p.is_linear),
             default=0,
         )
         units[0] = Unit(units[0].name, units[0].fixed + parts["dequantised_layer"], 0)
+    assumptions = _training_assumptions(run, resident.adapters)
+    return Memory(method, sum(parts.values()), parts, assumptions, tuple(units), extra)
+
+
+def _training_units(model: Model, run: _Run, resident: _Resident) -> tuple[list[Unit], int]:
+    """Placement units of a training step, and the largest activations any one layer keeps."""
+    text = model.text
+    tokens = run.seq_len
+    units = [Unit(t.name, resident.fixed(t.all_params()), 0) for t in model.towers if t is not text]
+    units.append(Unit("embeddings", resident.fixed(text.before), 0))
+    largest = 0
+    for i, layer in enumerate(text.layers):
+        act = _activations(layer, run)
+        largest = max(largest, act)
+        kept = text.hidden * tokens * 2 if run.gradient_checkpointing else act
+        units.append(Unit(f"layer {i}", resident.fixed(layer.params), kept))
+    logits = 10 * tokens * text.vocab  # bf16 logits, their fp32 upcast, fp32 gradient
+    units.append(Unit("head", resident.fixed(text.after), logits))
+    return units, largest
+
+
+def _activations(layer: Layer, run: _Run) -> int:
+    """Bytes of activations one sequence leaves saved in `layer` for the backward pass."""
+    tokens = run.seq_len
+    act = layer.act_elems_per_token * tokens * 2
+    if run.method != "full":
+        act += sum(
+            run.lora_rank * tokens * 2 for p in layer.params if _lora_targets(p, run.lora_targets)
+        )
+    if run.attention == "eager":
+        act += layer.heads * tokens * tokens * 4  # scores and softmax, bf16
+    return act
+
+
+def _training_assumptions(run: _Run, adapters: int) -> dict[str, str | int | bool]:
     assumptions: dict[str, str | int | bool] = {
-        "method": method,
-        "batch": batch,
-        "sequence length": seq_len,
-        "attention kernel": attention
-        + (" (no seq x seq scores kept)" if attention != "eager" else " (scores kept)"),
-        "gradient checkpointing": gradient_checkpointing,
+        "method": run.method,
+        "batch": run.batch,
+        "sequence length": run.seq_len,
+        "attention kernel": run.attention
+        + (" (no seq x seq scores kept)" if run.attention != "eager" else " (scores kept)"),
+        "gradient checkpointing": run.gradient_checkpointing,
         "optimizer": "AdamW, fp32 states",
         "overhead": "1 GiB (CUDA context, workspaces, allocator)",
         "logits": "bf16 logits + fp32 upcast + fp32 gradient (10 bytes x tokens x vocab)",
     }
-    if method == "full":
+    if run.method == "full":
         assumptions["precision"] = (
             "mixed: bf16 weights and gradients, fp32 master weights (16 bytes/param)"
-            if precision == "mixed"
+            if run.precision == "mixed"
             else "pure bf16 weights, gradients and AdamW states (8 bytes/param)"
         )
-    else:
-        assumptions["lora"] = (
-            f"rank {lora_rank} on "
-            + (
-                "every linear layer but the head, routers and routed experts"
-                if lora_targets is None
-                else ", ".join(sorted(lora_targets))
-            )
-            + f"; {adapters:,} adapter parameters in fp32 with AdamW"
+        return assumptions
+    assumptions["lora"] = (
+        f"rank {run.lora_rank} on "
+        + (
+            "every linear layer but the head, routers and routed experts"
+            if run.lora_targets is None
+            else ", ".join(sorted(run.lora_targets))
         )
-        assumptions["base weights"] = (
-            "NF4 with double quantisation (embeddings, norms, head in bf16)"
-            if method == "qlora"
-            else "bf16, frozen"
-        )
-    return Memory(method, sum(parts.values()), parts, assumptions, tuple(units), extra)
-
-
-def tower_params(tower: Tower) -> int:
-    return sum(p.numel for p in tower.all_params())
+        + f"; {adapters:,} adapter parameters in fp32 with AdamW"
+    )
+    assumptions["base weights"] = (
+        "NF4 with double quantisation (embeddings, norms, head in bf16)"
+        if run.method == "qlora"
+        else "bf16, frozen"
+    )
+    return assumptions

@@ -1,16 +1,13 @@
-"""From a parsed config.json to a Model: which family, which builder, what was assumed."""
+"""From a parsed config.json to a Model: which family counts it, and what was assumed."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from hubwatch.estimator.builders import BUILDERS
 from hubwatch.estimator.config import MAX_PARAMS, CannotEstimate, Reader
-from hubwatch.estimator.defaults import ARCHITECTURES, FAMILY_DEFAULTS
-from hubwatch.estimator.families import decoder, dflash_drafter
-from hubwatch.estimator.structure import Model, Tower
-
-DRAFTERS = ("DFlashDraftModel",)
+from hubwatch.estimator.families import Decoder  # importing it registers the built-in families
+from hubwatch.estimator.registry import Built, find, model_type_of
+from hubwatch.estimator.structure import Model
 
 
 def read_model(config: object) -> Model:
@@ -21,61 +18,44 @@ def read_model(config: object) -> Model:
     architecture = ""
     if isinstance(architectures, list) and architectures and isinstance(architectures[0], str):
         architecture = architectures[0][:100]
-    family = config.get("model_type")
-    if not isinstance(family, str) or not family:
-        family = ARCHITECTURES.get(architecture, "")
-    family = family[:60]
-    notes: list[str] = []
-
-    if architecture in DRAFTERS:
-        reader = Reader(config, FAMILY_DEFAULTS["qwen3"])
-        towers, context, generates = dflash_drafter(reader)
-        notes.append(
-            f"{architecture}: embeddings and LM head are the target model's, not counted here"
-        )
-        return _model(family, architecture, towers, context, generates, True, notes, reader)
-
-    builder = BUILDERS.get(family)
-    if builder is None:
-        # NOTE: never count an unknown family with another family's defaults; only what the
-        # config itself states, llama-shaped, and say that it is a guess.
-        reader = Reader(config, {})
-        what = family or architecture or "no model_type and no architectures"
-        try:
-            towers, context, generates = decoder(reader, "llama")
-        except CannotEstimate as exc:
-            raise CannotEstimate(
-                f"unknown architecture {what!r}, and not enough to guess from: {exc}"
-            ) from None
-        notes.append(
-            f"unknown architecture {what!r}: counted as a llama-shaped decoder from the keys "
-            "the config states; not exact"
-        )
-        return _model(
-            family or "unknown", architecture, towers, context, generates, False, notes, reader
-        )
-
-    reader = Reader(config, FAMILY_DEFAULTS[family])
-    towers, context, generates = builder(reader, architecture)
-    if family == "qwen3_asr" and "thinker_config" in config:
-        notes.append("read thinker_config.audio_config and thinker_config.text_config")
-    return _model(family, architecture, towers, context, generates, True, notes, reader)
+    name = config.get("model_type")
+    if not isinstance(name, str) or not name:
+        name = model_type_of(architecture)
+    name = name[:60]
+    family = find(name, architecture)
+    if family is None:
+        return _guessed(config, name, architecture)
+    reader = Reader(config, family.defaults)
+    return _model(name, architecture, family.builder(reader, architecture), True, reader)
 
 
-def _model(
-    family: str,
-    architecture: str,
-    towers: tuple[Tower, ...],
-    context: int,
-    generates: bool,
-    exact: bool,
-    notes: list[str],
-    reader: Reader,
-) -> Model:
-    total = sum(p.numel for tower in towers for p in tower.all_params())
+def _guessed(config: Mapping[str, object], name: str, architecture: str) -> Model:
+    # NOTE: never count an unknown family with another family's defaults; only what the
+    # config itself states, llama-shaped, and say that it is a guess.
+    reader = Reader(config, {})
+    what = name or architecture or "no model_type and no architectures"
+    try:
+        built = Decoder().build(reader)
+    except CannotEstimate as exc:
+        raise CannotEstimate(
+            f"unknown architecture {what!r}, and not enough to guess from: {exc}"
+        ) from None
+    note = (
+        f"unknown architecture {what!r}: counted as a llama-shaped decoder from the keys "
+        "the config states; not exact"
+    )
+    guess = Built(built.towers, built.context, built.generates, (*built.notes, note))
+    return _model(name or "unknown", architecture, guess, False, reader)
+
+
+def _model(family: str, architecture: str, built: Built, exact: bool, reader: Reader) -> Model:
+    total = sum(p.numel for tower in built.towers for p in tower.all_params())
     if total > MAX_PARAMS:
         raise CannotEstimate(f"the config describes {total:.3g} parameters, beyond any real model")
+    notes = list(built.notes)
     if reader.defaulted:
         shown = ", ".join(reader.defaulted[:8]) + (" …" if len(reader.defaulted) > 8 else "")
         notes.append(f"{family} defaults taken for {shown}")
-    return Model(family, architecture, towers, context, generates, exact, tuple(notes))
+    return Model(
+        family, architecture, built.towers, built.context, built.generates, exact, tuple(notes)
+    )

@@ -1,11 +1,48 @@
-"""Builders for the families with a vision or audio tower beside the text decoder."""
+"""The families with a vision or audio tower beside the text decoder: LLaVA, Qwen3-ASR."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from hubwatch.estimator.config import CannotEstimate, Reader
-from hubwatch.estimator.defaults import FAMILY_DEFAULTS
-from hubwatch.estimator.families import DECODERS, Built, decoder
+from hubwatch.estimator.families.decoder import Decoder
+from hubwatch.estimator.families.text import QWEN3_DECODER
+from hubwatch.estimator.registry import Built, Family, find
 from hubwatch.estimator.structure import KvKind, Layer, Param, Tower, linear, plain
+
+# NOTE: LlavaConfig builds its vision sub-config with these, not CLIPVisionConfig's own.
+LLAVA_VISION_DEFAULTS = {
+    "hidden_size": 1024,
+    "intermediate_size": 4096,
+    "num_hidden_layers": 24,
+    "num_attention_heads": 16,
+    "num_channels": 3,
+    "image_size": 336,
+    "patch_size": 14,
+}
+QWEN3_ASR_AUDIO_DEFAULTS = {
+    "num_mel_bins": 128,
+    "encoder_layers": 24,
+    "encoder_attention_heads": 16,
+    "encoder_ffn_dim": 4096,
+    "d_model": 1024,
+    "output_dim": 3584,
+    "downsample_hidden_size": 480,
+}
+# Qwen3ASRConfig builds its text sub-config as a qwen3 config with these overrides.
+QWEN3_ASR_TEXT_DEFAULTS = {
+    "vocab_size": 151936,
+    "hidden_size": 2048,
+    "intermediate_size": 6144,
+    "num_hidden_layers": 28,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "max_position_embeddings": 65536,
+    "tie_word_embeddings": True,
+    "attention_bias": False,
+}
 
 
 def _encoder_layer(hidden: int, inter: int, mlp_prefix: str) -> tuple[Param, ...]:
@@ -45,21 +82,28 @@ def clip_vision(r: Reader) -> Tower:
     )
 
 
-def llava(r: Reader) -> Built:
-    """LLaVA: a CLIP vision tower, a two-layer projector, and a text decoder of any family."""
-    vision_r = r.sub("vision_config", FAMILY_DEFAULTS["llava.vision"])
-    vision = clip_vision(vision_r)
+def _text_decoder(r: Reader) -> tuple[Decoder, Mapping[str, Any]]:
+    """The llama-shaped family of the text_config (llama when it names none), and its defaults."""
     text_raw = r.raw.get("text_config") or {}
-    text_family = text_raw.get("model_type", "llama") if isinstance(text_raw, dict) else "llama"
-    if text_family not in DECODERS:
+    name = text_raw.get("model_type", "llama") if isinstance(text_raw, dict) else "llama"
+    family = find(name) if isinstance(name, str) else None
+    if family is None or not isinstance(family.builder, Decoder):
         raise CannotEstimate(
-            f"{r.where}.text_config has model_type {str(text_family)[:40]!r}, "
+            f"{r.where}.text_config has model_type {str(name)[:40]!r}, "
             "which this estimator cannot count"
         )
-    text_r = r.sub("text_config", FAMILY_DEFAULTS[text_family])
+    return family.builder, family.defaults
+
+
+def llava(r: Reader, _architecture: str) -> Built:
+    """LLaVA: a CLIP vision tower, a two-layer projector, and a text decoder of any registered
+    llama-shaped (`Decoder`) family."""
+    vision = clip_vision(r.sub("vision_config", LLAVA_VISION_DEFAULTS))
+    decoder, defaults = _text_decoder(r)
+    text_r = r.sub("text_config", defaults)
     tied = r.flag("tie_word_embeddings") or text_r.flag("tie_word_embeddings")
-    (text,), context, _ = decoder(text_r, text_family, head=False)
-    text = _with_head(text, tied)
+    built = decoder.build(text_r, head=False)
+    text = _with_head(built.towers[0], tied)
     feature = r.raw.get("vision_feature_layer", -2)
     layers = len(feature) if isinstance(feature, list) else 1
     proj_bias = r.flag("multimodal_projector_bias")
@@ -84,7 +128,7 @@ def llava(r: Reader) -> Built:
             ),
         ),
     )
-    return (vision, projector, text), context, True
+    return Built((vision, projector, text), built.context)
 
 
 def _with_head(text: Tower, tied: bool) -> Tower:
@@ -94,7 +138,7 @@ def _with_head(text: Tower, tied: bool) -> Tower:
     return Tower(text.name, text.before, text.layers, after, text.hidden, text.vocab)
 
 
-def qwen3_asr(r: Reader) -> Built:
+def qwen3_asr(r: Reader, _architecture: str) -> Built:
     """Qwen3-ASR: a Whisper-style audio encoder with a conv front-end, projector, Qwen3 text.
 
     The original checkpoints nest both under `thinker_config`; the `-hf` conversions put them
@@ -102,8 +146,19 @@ def qwen3_asr(r: Reader) -> Built:
     """
     outer = r
     if isinstance(r.raw.get("thinker_config"), dict):
-        r = r.sub("thinker_config", FAMILY_DEFAULTS["qwen3_asr"])
-    a = r.sub("audio_config", FAMILY_DEFAULTS["qwen3_asr.audio"])
+        r = r.sub("thinker_config", QWEN3_ASR.defaults)
+    audio, projector = _audio(r.sub("audio_config", QWEN3_ASR_AUDIO_DEFAULTS))
+    text_r = r.sub("text_config", QWEN3_ASR_TEXT_DEFAULTS)
+    built = QWEN3_DECODER.build(text_r, head=False)
+    tied = _first_flag((outer, r, text_r), "tie_word_embeddings", True)
+    notes: tuple[str, ...] = ()
+    if "thinker_config" in outer.raw:
+        notes = ("read thinker_config.audio_config and thinker_config.text_config",)
+    return Built((audio, projector, _with_head(built.towers[0], tied)), built.context, notes=notes)
+
+
+def _audio(a: Reader) -> tuple[Tower, Tower]:
+    """The audio encoder and the projector into the text model."""
     d = a.integer("d_model", "hidden_size", limit="hidden")
     layers = a.integer("encoder_layers", "num_hidden_layers", limit="layers")
     heads = a.integer("encoder_attention_heads", "num_attention_heads", limit="heads")
@@ -130,10 +185,7 @@ def qwen3_asr(r: Reader) -> Built:
             linear("multi_modal_projector.linear_2", d, out_dim, bias=True, kind="projector"),
         ),
     )
-    text_r = r.sub("text_config", FAMILY_DEFAULTS["qwen3_asr.text"])
-    (text,), context, _ = decoder(text_r, "qwen3", head=False)
-    tied = _first_flag((outer, r, text_r), "tie_word_embeddings", True)
-    return (audio, projector, _with_head(text, tied)), context, True
+    return audio, projector
 
 
 def _first_flag(readers: tuple[Reader, ...], key: str, default: bool) -> bool:
@@ -141,3 +193,15 @@ def _first_flag(readers: tuple[Reader, ...], key: str, default: bool) -> bool:
         if key in reader.raw and reader.raw[key] is not None:
             return reader.flag(key)
     return default
+
+
+LLAVA = Family(
+    "llava",
+    ("LlavaForConditionalGeneration",),
+    {"tie_word_embeddings": False, "multimodal_projector_bias": True, "vision_feature_layer": -2},
+    llava,
+)
+
+QWEN3_ASR = Family(
+    "qwen3_asr", ("Qwen3ASRForConditionalGeneration",), {"tie_word_embeddings": True}, qwen3_asr
+)

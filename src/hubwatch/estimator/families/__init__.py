@@ -1,0 +1,52 @@
+"""The built-in families, one module per kind, registered exactly as an extension registers one.
+
+A new family is a `Family` record in a module here (or anywhere) and one line in `BUILTINS`.
+"""
+
+from __future__ import annotations
+
+from hubwatch.estimator.families.decoder import Decoder, Moe
+from hubwatch.estimator.families.drafters import DFLASH_DRAFTER
+from hubwatch.estimator.families.encoders import BERT
+from hubwatch.estimator.families.moe import DEEPSEEK_V3, MIXTRAL, QWEN2_MOE, QWEN3_MOE
+from hubwatch.estimator.families.multimodal import LLAVA, QWEN3_ASR
+from hubwatch.estimator.families.text import (
+    GEMMA,
+    GEMMA2,
+    GEMMA3_TEXT,
+    GPT2,
+    LLAMA,
+    MISTRAL,
+    OLMO2,
+    PHI3,
+    QWEN2,
+    QWEN3,
+)
+from hubwatch.estimator.registry import Family, register
+
+BUILTINS: tuple[Family, ...] = (
+    LLAMA,
+    MISTRAL,
+    MIXTRAL,
+    QWEN2,
+    QWEN2_MOE,
+    QWEN3,
+    QWEN3_MOE,
+    GEMMA,
+    GEMMA2,
+    GEMMA3_TEXT,
+    PHI3,
+    OLMO2,
+    GPT2,
+    BERT,
+    DEEPSEEK_V3,
+    LLAVA,
+    QWEN3_ASR,
+    DFLASH_DRAFTER,
+)
+"""Every family hubwatch counts out of the box, in registration order."""
+
+for _family in BUILTINS:
+    register(_family)
+
+__all__ = ["BUILTINS", "Decoder", "Moe"]
