@@ -10,9 +10,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from hubwatch.cli.base import EXIT_ERROR, EXIT_USAGE, err, fail, out, print_json, stored
+from hubwatch.cli.base import EXIT_ERROR, EXIT_USAGE, err, exit_on_error, out, print_json, stored
 from hubwatch.cli.base import app as _app
-from hubwatch.errors import HubwatchError, InvalidRepoId
+from hubwatch.errors import InvalidRepoId
 from hubwatch.estimator import CannotEstimate, Estimate, Job, Memory, Sizing, estimate_json, size
 from hubwatch.models import ReadStatus
 
@@ -46,10 +46,8 @@ def estimate(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
     """Estimate parameters, serving and training memory, largest batch per card, and cost."""
-    try:
+    with exit_on_error():
         raw, headers, source = _load(target, config)
-    except HubwatchError as exc:
-        fail(exc)
     stored = estimate_json(raw, headers)
     if not stored.ok:
         _cannot_estimate(source, stored.error or "", as_json)
