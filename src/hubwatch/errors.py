@@ -15,7 +15,8 @@ HubwatchError
 │   ├── RateLimited          429; carries retry_after seconds
 │   ├── SourceUnavailable    5xx, timeouts, dropped connections: worth retrying
 │   ├── ContentUnavailable   bytes not readable here (an LFS pointer in a git mirror)
-│   └── ContentTooLarge      a file or header over its size cap
+│   ├── ContentTooLarge      a file or header over its size cap
+│   └── UnexpectedResponse   an answer the adapter cannot read (malformed, wrong shape): no retry
 ├── UnknownSubscription      a webhook subscription id the store does not know
 ├── WebhookUrlRefused        a webhook URL that is not https or points into a private network
 ├── InvalidChangeKind        a change-kind filter that is not dotted lower case (also a ValueError)
@@ -115,6 +116,15 @@ class ContentUnavailable(SourceError):
 
 class ContentTooLarge(SourceError):
     """A file or header is larger than its configured cap."""
+
+
+class UnexpectedResponse(SourceError):
+    """An answer the source's adapter cannot read: malformed, or not the shape it expects.
+
+    Not transient: asking again gets the same answer (or hits the same adapter bug).
+    """
+
+    per_file = False
 
 
 class UnknownSubscription(HubwatchError):
