@@ -461,6 +461,15 @@ def test_truncated_body_is_a_protocol_error(sim: HubSimulator, api: HfApi) -> No
     assert sim.stats.lfs_bytes == len(WEIGHTS) // 2
 
 
+def test_malformed_fault_is_a_200_that_is_not_json(sim: HubSimulator, api: HfApi) -> None:
+    sim.fail_next(1, "malformed")
+
+    with pytest.raises(ValueError):  # json.JSONDecodeError
+        api.model_info("org/model")
+    assert sim.requests[0].status == 200
+    assert api.model_info("org/model").id == "org/model"  # the next request is answered
+
+
 def test_timeout_fault_stalls_then_hangs_up(sim: HubSimulator, api: HfApi) -> None:
     sim.fail_next(2, "timeout", stall_s=0.5)
 

@@ -7,7 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
+from hubwatch.errors import UnexpectedResponse
 from hubwatch.models import EventKind, ReadStatus, RepoRef, RepoState, SourceKind
 from hubwatch.sources.git import GitSource
 from hubwatch.sources.hub import HubSource
@@ -259,6 +261,24 @@ def test_persistent_hub_errors_fail_the_poll_and_keep_the_store(
     assert result.error and message in result.error
     assert _record(store, "org/m") == before
     assert store.get_repo("org/m").last_error == result.error
+    assert store.events("org/m")[-1].kind is EventKind.POLL_FAILED
+
+
+def test_a_malformed_hub_answer_fails_the_poll_without_a_retry(
+    store: SqlStore, hub: HubSimulator, tmp_path: Path
+) -> None:
+    make_repo(tmp_path / "up", [CommitSpec({"config.json": b"{}"})])
+    hub.add_repo("org/m", tmp_path / "up")
+    tracker = tracker_for(store, hub, tmp_path, attempts=3)
+    tracker.track(RepoRef("org/m"))
+    hub.reset_stats()
+    hub.fail_next(1, "malformed", routes={"model-info"})
+    with capture_logs() as logs:
+        result = tracker.poll("org/m")
+    assert isinstance(result.failure, UnexpectedResponse)
+    assert result.error and "malformed response" in result.error
+    assert hub.stats.count("model-info") == 1  # asked once: a retry would get the same page
+    assert [e for e in logs if e["event"] == "source_retry"] == []
     assert store.events("org/m")[-1].kind is EventKind.POLL_FAILED
 
 

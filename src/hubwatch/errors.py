@@ -19,7 +19,8 @@ HubwatchError                    1  500
 │   ├── RateLimited              1  500  429; carries retry_after seconds
 │   ├── SourceUnavailable        5  500  5xx, timeouts, dropped connections: worth retrying
 │   ├── ContentUnavailable       1  500  bytes not readable here (an LFS pointer in a git mirror)
-│   └── ContentTooLarge          1  500  a file or header over its size cap
+│   ├── ContentTooLarge          1  500  a file or header over its size cap
+│   └── UnexpectedResponse       1  500  an answer the adapter cannot read (malformed): no retry
 ├── UnknownSubscription          3  404  a webhook subscription id the store does not know
 ├── WebhookUrlRefused            2  422  a webhook URL not https, or pointing into a private network
 ├── InvalidChangeKind            2  422  a change kind not in dotted lower case (a ValueError too)
@@ -145,6 +146,15 @@ class ContentUnavailable(SourceError):
 
 class ContentTooLarge(SourceError):
     """A file or header is larger than its configured cap."""
+
+
+class UnexpectedResponse(SourceError):
+    """An answer the source's adapter cannot read: malformed, or not the shape it expects.
+
+    Not transient: asking again gets the same answer (or hits the same adapter bug).
+    """
+
+    per_file = False
 
 
 class UnknownSubscription(HubwatchError):

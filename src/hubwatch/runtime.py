@@ -10,6 +10,7 @@ from typing import assert_never
 from hubwatch.advisories.offline import OfflineOsvService
 from hubwatch.advisories.osv import OsvService
 from hubwatch.advisories.service import AdvisoryService
+from hubwatch.diff.plugins import load_differs
 from hubwatch.models import SourceKind
 from hubwatch.notify.outbox import WebhookNotifier
 from hubwatch.settings import AdvisoryServiceKind, Settings
@@ -84,6 +85,7 @@ def runtime(settings: Settings) -> Iterator[Runtime]:
         Limits(settings.max_file_bytes, settings.max_header_bytes),
         RetryPolicy(attempts=settings.retries, max_wait_s=settings.retry_max_wait_s),
         after_revision=[*([attacher.after_revision] if attacher else []), notifier.after_revision],
+        differs=load_differs(),
     )
     try:
         yield Runtime(settings, store, tracker, sources, attacher, notifier)

@@ -41,8 +41,11 @@ from .hubsim_http import (
     write_reply,
 )
 
-FaultKind = Literal["429", "500", "timeout", "truncate", "reset"]
+FaultKind = Literal["429", "500", "timeout", "truncate", "reset", "malformed"]
+""""malformed": a 200 whose body is an HTML page, not the JSON asked for (a captive portal); Hub
+routes only, the CDN serves bytes, which have no shape to break."""
 FAULT_KINDS: tuple[FaultKind, ...] = ("429", "500", "timeout", "truncate", "reset")
+"""The transient kinds a FaultPlan picks from by default."""
 Gated = Literal[False, "auto", "manual"]
 #: Quotas the Hub announced to an authenticated free user in the recorded traces (per 300 s).
 HUB_QUOTAS: dict[str, tuple[int, float]] = {"api": (1000, 300.0), "resolvers": (5000, 300.0)}
@@ -52,6 +55,7 @@ _EXPOSE = (
 )
 _UNAUTHORIZED = "Invalid username or password."
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+_NOT_JSON = b"<!doctype html><html><body>Sign in to the network to continue</body></html>"
 
 
 @dataclass(frozen=True)
@@ -383,7 +387,10 @@ class HubSimulator:
                 raise HubError(429, f"You have exceeded the rate limit for '{bucket}' requests.")
             if fault and fault.kind == "500":
                 raise HubError(500, "Internal Error - We're working hard to fix this!")
-            reply = self._dispatch(request, target)
+            if fault and fault.kind == "malformed":
+                reply = Reply(200, {"Content-Type": "text/html; charset=utf-8"}, _NOT_JSON)
+            else:
+                reply = self._dispatch(request, target)
         except HubError as err:
             reply = error_reply(err, json_body=target.route != "resolve")
         except Exception as exc:  # a simulator bug must reach the test, not end the thread

@@ -3,8 +3,11 @@
 A differ is a plain callable `(old, new) -> list[Change]` over two read-only `RevisionView`s.
 The built-ins register in `DIFFERS` exactly as an extension would:
 
-    from hubwatch.tracker.diff import DIFFERS
+    from hubwatch.diff import DIFFERS
     DIFFERS["my_kind"] = my_differ
+
+Installed packages add differs through the `hubwatch.differs` entry-point group, which
+`hubwatch.diff.plugins.load_differs()` reads.
 """
 
 from __future__ import annotations

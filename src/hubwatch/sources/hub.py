@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -31,6 +30,7 @@ from hubwatch.errors import (
     RevisionNotFound,
     SourceError,
     SourceUnavailable,
+    UnexpectedResponse,
 )
 from hubwatch.models import CommitInfo, CommitSha, FileEntry, RepoRef, RepoStatus
 from hubwatch.sources.base import ChangeFeed, Modified, RevisionSource
@@ -303,7 +303,9 @@ def _translate(repo: RepoRef, exc: Exception, reading: str | None = None) -> Exc
     if isinstance(exc, httpx2.HTTPError):
         # timeouts, resets, truncated bodies (RemoteProtocolError), refused connections
         return SourceUnavailable(f"{name}: cannot reach the Hub ({type(exc).__name__})")
-    if isinstance(exc, json.JSONDecodeError | ValueError | KeyError | TypeError):
+    if isinstance(exc, ValueError | KeyError | TypeError):
+        # a body that is not JSON (json.JSONDecodeError is a ValueError) or JSON of another
+        # shape, or a bug here: asking again gets the same answer, so it is not retried
         kind = type(exc).__name__
-        return SourceUnavailable(f"{name}: the Hub sent a malformed response ({kind})")
+        return UnexpectedResponse(f"{name}: the Hub sent a malformed response ({kind})")
     return exc

@@ -23,7 +23,7 @@ from hubwatch.errors import NotTracked
 from hubwatch.models import CommitInfo, RepoStatus
 from hubwatch.store.base import Store
 from hubwatch.tracker.discovery import Discovery, DiscoveryResult
-from hubwatch.tracker.poll import PollResult, Tracker
+from hubwatch.tracker.poll import PollResult, Tracker, crashed
 
 log = structlog.get_logger(__name__)
 
@@ -128,13 +128,7 @@ class Worker:
             self._release(repo_id, done=True)
             return None
         except Exception as exc:  # a worker must outlive any one repo, even a bug
-            log.exception("poll_crashed", repo=repo_id)
-            error = f"internal error while polling: {type(exc).__name__}: {exc}"[:500]
-            result = PollResult(repo_id, error=error)
-            try:
-                self._store.update_repo(repo_id, polled_at=datetime.now(UTC), error=error)
-            except Exception:  # the store itself may be what failed
-                log.exception("poll_error_not_recorded", repo=repo_id)
+            result = crashed(self._store, repo_id, exc)
         finally:
             structlog.contextvars.unbind_contextvars("worker")
         outcome = "failed" if result.error else "new" if result.new else "idle"
