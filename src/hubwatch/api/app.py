@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import structlog
 from fastapi import APIRouter, FastAPI, Request
@@ -11,6 +11,8 @@ from fastapi.responses import JSONResponse
 from hubwatch import __version__
 from hubwatch.api.etag import ETagMiddleware
 from hubwatch.api.routes import advisories, badges, feeds, health, pages, repos, subscriptions
+from hubwatch.diff import Differ
+from hubwatch.diff.plugins import load_differs
 from hubwatch.errors import HubwatchError
 from hubwatch.settings import Settings
 from hubwatch.store.base import Store
@@ -18,8 +20,17 @@ from hubwatch.store.base import Store
 log = structlog.get_logger(__name__)
 
 
-def create_app(store: Store, settings: Settings, routers: Sequence[APIRouter] = ()) -> FastAPI:
-    """The API, badges, feeds and pages over `store`; `routers` are mounted as well."""
+def create_app(
+    store: Store,
+    settings: Settings,
+    routers: Sequence[APIRouter] = (),
+    differs: Mapping[str, Differ] | None = None,
+) -> FastAPI:
+    """The API, badges, feeds and pages over `store`; `routers` are mounted as well.
+
+    `differs` compare two revisions on `/diff`: the built-ins and the installed plugins unless
+    given.
+    """
     app = FastAPI(
         title="hubwatch",
         version=__version__,
@@ -27,6 +38,7 @@ def create_app(store: Store, settings: Settings, routers: Sequence[APIRouter] = 
     )
     app.state.store = store
     app.state.settings = settings
+    app.state.differs = load_differs() if differs is None else differs
     app.add_middleware(ETagMiddleware)
 
     @app.exception_handler(HubwatchError)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import hmac
+from collections.abc import Mapping
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from hubwatch.diff import Differ
 from hubwatch.models import validate_repo_id
 from hubwatch.settings import Settings
 from hubwatch.store.base import Store
@@ -26,7 +28,13 @@ def get_settings(request: Request) -> Settings:
     return settings
 
 
+def get_differs(request: Request) -> Mapping[str, Differ]:
+    differs: Mapping[str, Differ] = request.app.state.differs
+    return differs
+
+
 StoreDep = Annotated[Store, Depends(get_store)]
+DiffersDep = Annotated[Mapping[str, Differ], Depends(get_differs)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 
 

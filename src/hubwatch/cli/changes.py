@@ -18,6 +18,7 @@ from hubwatch.cli.base import (
     stored,
 )
 from hubwatch.diff.events import event_change
+from hubwatch.diff.plugins import load_differs
 from hubwatch.models import Change, Severity
 from hubwatch.models.timestamps import to_minute
 from hubwatch.tracker.compare import diff_stored
@@ -103,7 +104,7 @@ def diff(
     """Compare any two stored revisions (not only neighbours) and show what changed."""
     with stored(repo_id) as store:
         a, b = store.revision(repo_id, rev_a), store.revision(repo_id, rev_b)
-        found = diff_stored(store, repo_id, a.sha, b.sha)
+        found = diff_stored(store, repo_id, a.sha, b.sha, load_differs())
     if severity is not None:
         found = [c for c in found if c.severity.rank >= severity.rank]
     if as_json:

@@ -14,7 +14,7 @@ from hubwatch.api.convert import (
     revision_changes_public,
     revision_public,
 )
-from hubwatch.api.deps import StoreDep, repo_path, require_reader, require_writer
+from hubwatch.api.deps import DiffersDep, StoreDep, repo_path, require_reader, require_writer
 from hubwatch.api.schemas import (
     AdvisoryReportPublic,
     DiffPublic,
@@ -151,12 +151,13 @@ def get_diff(
     rev_a: Rev,
     rev_b: Rev,
     store: StoreDep,
+    differs: DiffersDep,
     severity: Annotated[Severity | None, Query(description="Minimum severity")] = None,
 ) -> DiffPublic:
     """What changed between any two stored revisions (not only neighbours)."""
     repo_id = repo_path(org, name)
     a, b = store.revision(repo_id, rev_a), store.revision(repo_id, rev_b)
-    found = diff_stored(store, repo_id, a.sha, b.sha)
+    found = diff_stored(store, repo_id, a.sha, b.sha, differs)
     if severity is not None:
         found = [c for c in found if c.severity.rank >= severity.rank]
     return DiffPublic(
