@@ -85,7 +85,7 @@ def runtime(settings: Settings) -> Iterator[Runtime]:
         Limits(settings.max_file_bytes, settings.max_header_bytes),
         RetryPolicy(attempts=settings.retries, max_wait_s=settings.retry_max_wait_s),
         after_revision=[*([attacher.after_revision] if attacher else []), notifier.after_revision],
-        differs=load_differs(),
+        differs=load_differs(settings),
     )
     try:
         yield Runtime(settings, store, tracker, sources, attacher, notifier)

@@ -38,7 +38,7 @@ def create_app(
     )
     app.state.store = store
     app.state.settings = settings
-    app.state.differs = load_differs() if differs is None else differs
+    app.state.differs = load_differs(settings) if differs is None else differs
     app.add_middleware(ETagMiddleware)
 
     @app.exception_handler(HubwatchError)

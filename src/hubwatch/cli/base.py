@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
@@ -40,8 +41,23 @@ app = typer.Typer(
 db_app = typer.Typer(help="Database schema commands.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
+# NOTE: emoji=False, or an upstream ":thumbs_up:" prints as an emoji, not as written.
+out = Console(soft_wrap=True, emoji=False)
+err = Console(stderr=True, soft_wrap=True, emoji=False)
+
+# ECMA-48 sequences, each removed whole: CSI (ESC [ or C1 CSI) with its parameter, intermediate
+# and final bytes; a terminated OSC, DCS, SOS, PM or APC string (ESC ] P X ^ _ or their C1
+# forms, up to BEL or ST); any other escape (ESC, intermediates, final). An unterminated string
+# loses only its introducer: what follows is shown as text rather than hidden.
+_SEQUENCE = re.compile(
+    r"(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]?"
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d-\x9f])[^\x07\x1b\x90\x98\x9c-\x9f]*(?:\x07|\x1b\\|\x9c)"
+    r"|\x1b[\x20-\x2f]*[\x30-\x7e]?"
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 but tab and newline, DEL, C1
+_SURROGATE = re.compile(r"[\ud800-\udfff]")  # undecodable bytes kept by surrogateescape
+_ONE_LINE = str.maketrans("\t\n", "  ")
+_RAW_IN_JSON = re.compile(r"[\x7f-\x9f\ud800-\udfff]")
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 RepoArg = Annotated[str, typer.Argument(metavar="ORG/NAME", help="Repository id.")]
@@ -52,10 +68,27 @@ SeverityOption = Annotated[
 ]
 
 
+def shown(text: object, most: int | None = None, *, lines: bool = False) -> str:
+    """Upstream text made safe to print with rich: terminal escape sequences and control
+    characters removed, cut to its first `most` characters, rich markup escaped so that it
+    prints as written (in a table cell, or followed by a space or the end of the line: a markup
+    tag right after it would take a trailing backslash for an escape).
+
+    Tabs and newlines are kept with `lines` (a multi-line detail) and become spaces without it.
+    """
+    clean = _SEQUENCE.sub("", str(text))
+    if not lines:
+        clean = clean.replace("\r\n", " ").translate(_ONE_LINE)
+    clean = _SURROGATE.sub("\N{REPLACEMENT CHARACTER}", _CONTROL.sub("", clean))
+    # NOTE: rich's escape doubles a trailing backslash in case a tag follows; at the end of a
+    # cell or line it would print twice, so it is escaped with the space that follows instead.
+    return escape(clean[:most] + " ")[:-1]
+
+
 def fail(exc: Exception) -> NoReturn:
     """Print one line and exit with the error's exit code (1 for anything not ours)."""
     code = exc.exit_code if isinstance(exc, HubwatchError) else EXIT_ERROR
-    err.print(f"error: {escape(str(exc))}", highlight=False)
+    err.print(f"error: {shown(exc)}", highlight=False)
     raise typer.Exit(code)
 
 
@@ -99,7 +132,14 @@ def plain(value: Any) -> Any:
 
 
 def print_json(value: Any) -> None:
-    out.print_json(json.dumps(plain(value)), highlight=False)
+    """`value` as indented JSON, exact: DEL and C1 characters, which JSON may leave raw, are
+    written as \\u escapes like the C0 ones, so no terminal acts on them."""
+    text = json.dumps(plain(value), indent=2, ensure_ascii=False)
+    out.print(_RAW_IN_JSON.sub(_json_escape, text), markup=False, highlight=False)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 @app.callback(invoke_without_command=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from hubwatch.cli.base import (
     JsonOption,
@@ -15,6 +14,8 @@ from hubwatch.cli.base import (
     exit_on_error,
     out,
     print_json,
+    settings,
+    shown,
     stored,
 )
 from hubwatch.diff.events import event_change
@@ -34,8 +35,8 @@ _STYLE = {
 def _line(change: Change) -> str:
     severity = change.severity
     return (
-        f"  [{_STYLE[severity]}]{severity.value:<8}[/] {escape(change.kind):<28} "
-        f"{escape(change.summary)}"
+        f"  [{_STYLE[severity]}]{severity.value:<8}[/] {shown(change.kind):<28} "
+        f"{shown(change.summary)}"
     )
 
 
@@ -81,7 +82,7 @@ def changes(
         return
     for rc in recorded:
         rev = rc.revision
-        out.print(f"[bold]{rev.sha[:12]}[/] {to_minute(rev.date)} {escape(rev.title[:70])}")
+        out.print(f"[bold]{rev.sha[:12]}[/] {to_minute(rev.date)} {shown(rev.title, 70)}")
         for change in rc.changes:
             out.print(_line(change), highlight=False)
     if events:
@@ -104,13 +105,13 @@ def diff(
     """Compare any two stored revisions (not only neighbours) and show what changed."""
     with stored(repo_id) as store:
         a, b = store.revision(repo_id, rev_a), store.revision(repo_id, rev_b)
-        found = diff_stored(store, repo_id, a.sha, b.sha, load_differs())
+        found = diff_stored(store, repo_id, a.sha, b.sha, load_differs(settings()))
     if severity is not None:
         found = [c for c in found if c.severity.rank >= severity.rank]
     if as_json:
         print_json({"repo": repo_id, "from": a.sha, "to": b.sha, "changes": found})
         return
-    out.print(f"[bold]{escape(repo_id)}[/] {a.sha[:12]} → {b.sha[:12]}")
+    out.print(f"[bold]{shown(repo_id)}[/] {a.sha[:12]} → {b.sha[:12]}")
     for change in found:
         out.print(_line(change), highlight=False)
     if not found:

@@ -7,10 +7,18 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
-from hubwatch.cli.base import EXIT_ERROR, EXIT_USAGE, err, exit_on_error, out, print_json, stored
+from hubwatch.cli.base import (
+    EXIT_ERROR,
+    EXIT_USAGE,
+    err,
+    exit_on_error,
+    out,
+    print_json,
+    shown,
+    stored,
+)
 from hubwatch.cli.base import app as _app
 from hubwatch.errors import InvalidRepoId
 from hubwatch.estimator import CannotEstimate, Estimate, Job, Memory, Sizing, estimate_json, size
@@ -63,7 +71,7 @@ def estimate(
             job=None if tokens is None else Job(tokens, epochs, on),
         )
     except CannotEstimate as exc:
-        err.print(f"error: cannot estimate: {escape(str(exc))}", highlight=False)
+        err.print(f"error: cannot estimate: {shown(exc)}", highlight=False)
         raise typer.Exit(EXIT_USAGE) from None
     report = _report(source, sized, stored)
     if as_json:
@@ -76,7 +84,7 @@ def _cannot_estimate(source: str, error: str, as_json: bool) -> NoReturn:
     if as_json:
         print_json({"source": source, "ok": False, "error": error})
     else:
-        err.print(f"error: {escape(error)}", highlight=False)
+        err.print(f"error: {shown(error)}", highlight=False)
     raise typer.Exit(EXIT_ERROR)
 
 
@@ -142,12 +150,12 @@ def _gb(n: float) -> str:
 
 def _render(report: dict[str, Any], params: dict[str, Any]) -> None:
     out.print(
-        f"[bold]{escape(report['source'])}[/]  {report['family']} "
-        f"({escape(report['architecture'] or 'no architectures')})"
+        f"[bold]{shown(report['source'])}[/]  {report['family']} "
+        f"({shown(report['architecture'] or 'no architectures')})"
         + ("" if report["exact"] else "  [yellow]approximate[/]")
     )
     for note in report["notes"]:
-        out.print(f"  note: {escape(note)}", highlight=False)
+        out.print(f"  note: {shown(note)}", highlight=False)
     out.print(
         f"parameters: {params['total']:,} total, {params['active']:,} active, "
         f"{params['embedding']:,} embedding, {params['non_embedding']:,} non-embedding"
@@ -156,7 +164,7 @@ def _render(report: dict[str, Any], params: dict[str, Any]) -> None:
         parts = " + ".join(f"{k} {_gb(v)}" for k, v in m["parts"].items())
         out.print(f"[bold]{m['workload']}[/] {_gb(m['total'])} = {parts}", highlight=False)
         told = "; ".join(f"{k}: {v}" for k, v in m["assumptions"].items())
-        out.print(f"  assumes {escape(told)}", highlight=False)
+        out.print(f"  assumes {shown(told)}", highlight=False)
     cards = Table(
         "workload",
         *[f.gpu for f in report["max_batch"]["serving"]],
@@ -178,7 +186,7 @@ def _render(report: dict[str, Any], params: dict[str, Any]) -> None:
             f"{rec['derived']:,} derived ({rec['difference']:+,})"
         )
         for line in rec["explanations"]:
-            out.print(f"  {escape(line)}", highlight=False)
+            out.print(f"  {shown(line)}", highlight=False)
     if (cost := report.get("cost")) is not None:
         out.print(
             f"cost: {cost.hours:,.1f} h, ${cost.usd:,.0f} ({cost.bound}-bound; "

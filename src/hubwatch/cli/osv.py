@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from hubwatch.advisories.publish import export, publish
@@ -20,6 +19,7 @@ from hubwatch.cli.base import (
     out,
     print_json,
     settings,
+    shown,
     stored,
 )
 from hubwatch.models.timestamps import to_minute
@@ -54,8 +54,8 @@ def sync(
     for event in attached:
         m = event.match
         out.print(
-            f"{escape(event.repo_id)} {event.sha[:12]}: {m.advisory_id} now applies "
-            f"({escape(m.package)} {escape(m.version or '')})",
+            f"{shown(event.repo_id)} {event.sha[:12]}: {shown(m.advisory_id)} now applies "
+            f"({shown(m.package)} {shown(m.version or '')})",
             highlight=False,
         )
     err.print(f"{len(attached)} advisory match(es) newly attached")
@@ -75,17 +75,17 @@ def show(
     if as_json:
         print_json({"repo": repo_id, "sha": revision.sha, "advisories": report})
         return
-    out.print(f"[bold]{escape(repo_id)}[/] {revision.sha}")
+    out.print(f"[bold]{shown(repo_id)}[/] {revision.sha}")
     if report.checked_at is None:
         out.print("advisories: not checked yet (`hubwatch osv sync` checks every revision)")
     else:
-        out.print(f"checked: {to_minute(report.checked_at)} by {report.service}")
+        out.print(f"checked: {to_minute(report.checked_at)} by {shown(report.service)}")
     if report.error:
-        out.print(f"[red]last check failed:[/] {escape(report.error)}")
+        out.print(f"[red]last check failed:[/] {shown(report.error)}")
     deps = Table("package", "version", "spec", "from", "why")
     for d in report.dependencies:
         deps.add_row(
-            escape(d.name), d.version or "", escape(d.spec), escape(d.source), escape(d.reason)
+            shown(d.name), shown(d.version or ""), shown(d.spec), shown(d.source), shown(d.reason)
         )
     out.print(deps)
     matches = Table("advisory", "aliases", "package", "severity", "fixed", "status", "why")
@@ -94,13 +94,13 @@ def show(
             f"{s.score} {s.vector}" if s.score is not None else s.vector for s in m.severity
         )
         matches.add_row(
-            m.advisory_id,
-            escape(", ".join(m.aliases)),
-            escape(f"{m.package} {m.version or ''}"),
-            escape(severity),
-            escape(", ".join(m.fixed)),
+            shown(m.advisory_id),
+            shown(", ".join(m.aliases)),
+            shown(f"{m.package} {m.version or ''}"),
+            shown(severity),
+            shown(", ".join(m.fixed)),
             m.status.value,
-            escape(m.reason),
+            shown(m.reason),
         )
     out.print(matches)
 
@@ -118,4 +118,4 @@ def export_records(
     finally:
         store.close()
     written = export(records, directory)
-    err.print(f"{len(written)} OSV record(s) written to {escape(str(directory))}")
+    err.print(f"{len(written)} OSV record(s) written to {shown(str(directory))}")

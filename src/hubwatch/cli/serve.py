@@ -6,7 +6,6 @@ import json
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from hubwatch.cli.base import (
     EXIT_NOT_FOUND,
@@ -16,6 +15,7 @@ from hubwatch.cli.base import (
     exit_on_error,
     out,
     settings,
+    shown,
     stored,
 )
 from hubwatch.runtime import runtime
@@ -52,10 +52,10 @@ def badge(
     from hubwatch.api import badge as make_badge
 
     with stored() as store:  # the id is not checked first: a bad one is an error badge
-        shown = make_badge(store, repo_id, kind, pinned)
+        made = make_badge(store, repo_id, kind, pinned)
     if as_json:
-        out.print(json.dumps(shown.model_dump(exclude_none=True)), highlight=False)
+        out.print(json.dumps(made.model_dump(exclude_none=True)), markup=False, highlight=False)
     else:
-        out.print(f"{escape(shown.label)}: {escape(shown.message)}", highlight=False)
-    if shown.isError:
+        out.print(f"{shown(made.label)}: {shown(made.message)}", highlight=False)
+    if made.isError:
         raise typer.Exit(EXIT_NOT_FOUND)

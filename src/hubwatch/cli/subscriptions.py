@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from hubwatch.cli.base import (
@@ -19,6 +18,7 @@ from hubwatch.cli.base import (
     plain,
     print_json,
     settings,
+    shown,
     stored,
 )
 from hubwatch.models import Subscription
@@ -41,9 +41,9 @@ IdArg = Annotated[
 
 def _public(subscription: Subscription) -> dict[str, Any]:
     """A subscription as `list --json` shows it: the API's fields, never the secret."""
-    shown: dict[str, Any] = plain(subscription)
-    del shown["secret"]
-    return shown
+    public: dict[str, Any] = plain(subscription)
+    del public["secret"]
+    return public
 
 
 def _target(subscription: Subscription) -> str:
@@ -87,7 +87,7 @@ def add(
         return
     out.print(f"id:     {created.id}\nsecret: {created.secret}", highlight=False)
     err.print(
-        f"subscribed {escape(url)} to {escape(repo_id)}; the secret is shown only this once: "
+        f"subscribed {shown(url)} to {shown(repo_id)}; the secret is shown only this once: "
         "keep it to verify signatures",
         highlight=False,
     )
@@ -107,11 +107,11 @@ def list_subscriptions(as_json: JsonOption = False) -> None:
         state = "enabled" if s.enabled else f"disabled: {s.disabled_reason or ''}"
         table.add_row(
             str(s.id),
-            escape(_target(s)),
-            escape(s.url),
-            escape(", ".join(s.kinds) or "all"),
+            shown(_target(s)),
+            shown(s.url),
+            shown(", ".join(s.kinds) or "all"),
             s.min_severity.value if s.min_severity else "all",
-            escape(state),
+            shown(state),
             to_minute(s.created_at),
         )
     out.print(table)
@@ -140,13 +140,13 @@ def deliveries(subscription_id: IdArg, as_json: JsonOption = False) -> None:
         table.add_row(
             # Seconds matter here: the first retries are seconds apart.
             a.at.strftime("%Y-%m-%d %H:%M:%S"),
-            a.event_type,
-            a.message_id,
+            shown(a.event_type),
+            shown(a.message_id),
             str(a.attempt),
             str(a.status_code or ""),
             str(a.duration_ms),
             a.state.value,
-            escape(a.error or ""),
+            shown(a.error or ""),
         )
     out.print(table)
 

@@ -6,7 +6,6 @@ import json
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -22,6 +21,7 @@ from hubwatch.cli.base import (
     out,
     print_json,
     settings,
+    shown,
     stored,
 )
 from hubwatch.errors import InvalidRepoId
@@ -46,7 +46,7 @@ def track(
         raise InvalidRepoId("--source git needs --url URL (a git URL or a local path)")
     ref = RepoRef(repo_id, source, url if source is SourceKind.GIT else None, branch)
     progress = _progress()
-    task = progress.add_task(f"backfilling {escape(repo_id)}", total=None)
+    task = progress.add_task(f"backfilling {shown(repo_id)}", total=None)
 
     def advance(done: int, total: int, commit: CommitInfo) -> None:
         if not progress.live.is_started:  # no bar for failures before the first revision
@@ -55,7 +55,7 @@ def track(
             task,
             total=total,
             completed=done,
-            description=f"{escape(repo_id)} {commit.sha[:10]}",
+            description=f"{shown(repo_id)} {shown(commit.sha[:10])}",
         )
 
     try:
@@ -66,7 +66,7 @@ def track(
             progress.stop()
     if result.failure:
         raise result.failure
-    err.print(f"tracking {escape(repo_id)}: {len(result.new)} new revision(s) stored")
+    err.print(f"tracking {shown(repo_id)}: {len(result.new)} new revision(s) stored")
 
 
 @app.command()
@@ -75,7 +75,7 @@ def untrack(repo_id: RepoArg) -> None:
     """Stop tracking a repo and delete its stored history."""
     with stored(repo_id) as store:
         store.remove_repo(repo_id)
-    err.print(f"untracked {escape(repo_id)}")
+    err.print(f"untracked {shown(repo_id)}")
 
 
 @app.command("list")
@@ -90,13 +90,13 @@ def list_repos(as_json: JsonOption = False) -> None:
     table = Table("repo", "source", "state", "revisions", "head", "last polled", "last error")
     for repo in repos:
         table.add_row(
-            escape(repo.ref.repo_id),
+            shown(repo.ref.repo_id),
             repo.ref.source.value,
             repo.state.value,
             str(repo.revisions),
             (repo.head or "")[:12],
             to_minute(repo.last_polled_at),
-            escape(repo.last_error or ""),
+            shown(repo.last_error or ""),
         )
     out.print(table)
 
@@ -116,11 +116,11 @@ def poll(
             return
         results = rt.tracker.poll_all()
     for result in results:
-        line = f"{escape(result.repo_id)}: {len(result.new)} new"
+        line = f"{shown(result.repo_id)}: {len(result.new)} new"
         if result.unreachable:
             line += f", {len(result.unreachable)} no longer reachable"
         if result.error:
-            line += f", error: {escape(result.error)}"
+            line += f", error: {shown(result.error)}"
         err.print(line, highlight=False)
     if any(result.error for result in results):
         raise typer.Exit(EXIT_ERROR)
@@ -138,12 +138,14 @@ def history(repo_id: RepoArg, as_json: JsonOption = False) -> None:
         return
     table = Table("sha", "date", "title", "changed files")
     for rev in revisions:
-        title = escape(rev.title[:60]) + ("" if rev.reachable else " [unreachable]")
+        title = shown(rev.title, 60) + ("" if rev.reachable else r" \[unreachable]")
         changed = ", ".join(rev.changed[:6]) + (" …" if len(rev.changed) > 6 else "")
-        table.add_row(rev.sha[:12], to_minute(rev.date), title, escape(changed))
+        table.add_row(rev.sha[:12], to_minute(rev.date), title, shown(changed))
     out.print(table)
     for event in events:
-        out.print(f"{to_minute(event.at)} {event.kind.value}: {escape(event.detail)}")
+        out.print(
+            f"{to_minute(event.at)} {event.kind.value}: {shown(event.detail)}", highlight=False
+        )
 
 
 @app.command()
@@ -160,24 +162,22 @@ def show(
     if as_json:
         print_json({"revision": revision, "files": files})
         return
-    out.print(f"[bold]{escape(repo_id)}[/] {revision.sha}")
-    out.print(
-        f"date:    {to_minute(revision.date)}\nauthors: {escape(', '.join(revision.authors))}"
-    )
-    out.print(f"title:   {escape(revision.title)}")
+    out.print(f"[bold]{shown(repo_id)}[/] {revision.sha}")
+    out.print(f"date:    {to_minute(revision.date)}\nauthors: {shown(', '.join(revision.authors))}")
+    out.print(f"title:   {shown(revision.title)}")
     if revision.card:
-        out.print(f"card:    {escape(json.dumps(revision.card))}")
+        out.print(f"card:    {shown(json.dumps(revision.card))}")
     table = Table("path", "size", "changed", "content", "header", "note")
     changed = set(revision.changed)
     for f in files:
         note = f.content_error or f.header_error or ""
         table.add_row(
-            escape(f.path),
+            shown(f.path),
             str(f.size),
             "yes" if f.path in changed else "",
             f.content_status.value if f.content_status else "",
             f.header_status.value if f.header_status else "",
-            escape(note[:80]),
+            shown(note, 80),
         )
     out.print(table)
 

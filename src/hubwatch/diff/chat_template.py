@@ -1,16 +1,19 @@
 """Chat templates: a text diff, and what changes in the prompts they render.
 
 Both templates are rendered in the sandbox (`render.py`) on a fixed set of canonical
-conversations; a template edit that renders every conversation identically is cosmetic.
+conversations; a template edit that renders every conversation identically is cosmetic. All
+renders of one diff share one `RenderBudget`, so a revision full of spinning templates costs at
+most the budget; templates left when it is spent are reported as not rendered.
 """
 
 from __future__ import annotations
 
 import difflib
 import posixpath
+from collections.abc import Callable
 from typing import Any
 
-from hubwatch.diff.render import Rendered, RenderLimits, render
+from hubwatch.diff.render import DEFAULT_BUDGET_S, RenderBudget, Rendered, RenderLimits, render
 from hubwatch.diff.sections import first_upload, listing, same_blob
 from hubwatch.diff.view import RevisionView
 from hubwatch.models import Change, Severity
@@ -125,11 +128,33 @@ def special_tokens(view: RevisionView) -> dict[str, str]:
 
 
 def diff_chat_template(old: RevisionView, new: RevisionView) -> list[Change]:
-    """Changes to every chat template, rendered under the default limits."""
+    """Changes to every chat template, rendered under the default limits and budget."""
     return compare_templates(old, new, RenderLimits())
 
 
-def compare_templates(old: RevisionView, new: RevisionView, limits: RenderLimits) -> list[Change]:
+def chat_template_differ(
+    budget_s: float = DEFAULT_BUDGET_S, limits: RenderLimits | None = None
+) -> Callable[[RevisionView, RevisionView], list[Change]]:
+    """The chat-template differ with a per-revision rendering budget of `budget_s` seconds.
+
+    Each call (one diff of one revision) gets a budget of its own.
+    """
+    fixed = limits or RenderLimits()
+
+    def diff_chat_template(old: RevisionView, new: RevisionView) -> list[Change]:
+        return compare_templates(old, new, fixed, RenderBudget(budget_s))
+
+    return diff_chat_template
+
+
+def compare_templates(
+    old: RevisionView,
+    new: RevisionView,
+    limits: RenderLimits,
+    budget: RenderBudget | None = None,
+) -> list[Change]:
+    """Changes to every chat template; every render shares `budget` (a fresh default one)."""
+    budget = RenderBudget() if budget is None else budget
     sources = [p for p in old.files.keys() | new.files.keys() if _may_hold_template(p)]
     if all(same_blob(old, new, p) for p in sources):
         return []  # no file that can hold a template changed: nothing to parse or render
@@ -154,7 +179,7 @@ def compare_templates(old: RevisionView, new: RevisionView, limits: RenderLimits
                 )
             )
             continue
-        changes.append(_compare(name, path, b[1] if b else None, a[1], old, new, limits))
+        changes.append(_compare(name, path, b[1] if b else None, a[1], old, new, limits, budget))
     return changes
 
 
@@ -166,13 +191,16 @@ def _compare(
     old: RevisionView,
     new: RevisionView,
     limits: RenderLimits,
+    budget: RenderBudget,
 ) -> Change:
     label = "chat template" if name == "default" else f"{name!r} chat template"
     text_diff = _text_diff(before, after)
     conversations = list(CONVERSATIONS)
     if "enable_thinking" in after or "enable_thinking" in (before or ""):
         conversations += THINKING
-    now = _render(after, special_tokens(new), conversations, limits)
+    now = _render(after, special_tokens(new), conversations, limits, budget)
+    if now.over_budget:
+        return _not_rendered(path, label, now, text_diff)
     if now.failure:
         violation = "sandbox violation" in now.failure
         return Change(
@@ -185,10 +213,12 @@ def _compare(
             text_diff[:20_000],
         )
     was = (
-        _render(before, special_tokens(old), conversations, limits)
+        _render(before, special_tokens(old), conversations, limits, budget)
         if before is not None
         else Rendered({n: "error: no chat template" for n, _ in conversations})
     )
+    if was.over_budget:
+        return _not_rendered(path, label, was, text_diff)
     differing = [n for n, _ in conversations if was.outputs.get(n) != now.outputs.get(n)]
     if not differing and not was.failure:
         return Change(
@@ -224,6 +254,23 @@ def _text_diff(before: str | None, after: str) -> str:
     )
 
 
+def _not_rendered(path: str, label: str, rendered: Rendered, text_diff: str) -> Change:
+    """The change for a template left unrendered because the revision's budget ran out.
+
+    INFO, like `revision.partial`: nothing is known of what the edit does, and whether the
+    budget runs out depends on the machine's load, not on the template alone.
+    """
+    return Change(
+        "chat_template.not_rendered",
+        Severity.INFO,
+        f"{path}: the {label} changed; {rendered.failure}.",
+        path,
+        None,
+        rendered.failure,
+        text_diff[:20_000],
+    )
+
+
 def _rendered(
     path: str, summary: str, was: Rendered, now: Rendered, differing: list[str], text_diff: str
 ) -> Change:
@@ -253,8 +300,10 @@ def _render(
     special: dict[str, str],
     conversations: list[tuple[str, dict[str, Any]]],
     limits: RenderLimits,
+    budget: RenderBudget,
 ) -> Rendered:
-    return render(template, [(n, {**special, **ctx}) for n, ctx in conversations], limits)
+    contexts = [(n, {**special, **ctx}) for n, ctx in conversations]
+    return render(template, contexts, limits, budget)
 
 
 def _first_difference(before: str, after: str, context: int = 40) -> dict[str, Any]:

@@ -6,11 +6,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 _WORKER = Path(__file__).with_name("render_worker.py")
+
+DEFAULT_BUDGET_S = 15.0
+"""Seconds all templates of one revision may render for together (HUBWATCH_TEMPLATE_BUDGET_S)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +29,37 @@ class RenderLimits:
     """Address-space limit of the child process."""
 
 
+class RenderBudget:
+    """Wall-clock seconds that every render of one revision's diff may take together.
+
+    One is created per diff (never shared between diffs or threads): each render is given what
+    is left of it, at most its own `RenderLimits.timeout_s`, and is charged the time it took.
+    """
+
+    __slots__ = ("_left", "total_s")
+
+    def __init__(self, total_s: float = DEFAULT_BUDGET_S) -> None:
+        self.total_s = total_s
+        self._left = total_s
+
+    @property
+    def left_s(self) -> float:
+        """Seconds still to spend (0 once spent)."""
+        return max(0.0, self._left)
+
+    @property
+    def spent(self) -> bool:
+        return self._left <= 0
+
+    def charge(self, seconds: float) -> None:
+        self._left -= seconds
+
+    @property
+    def reason(self) -> str:
+        """Why a template was not rendered once the budget is spent."""
+        return f"template not rendered: the revision's {self.total_s:g} s rendering budget is spent"
+
+
 @dataclass(frozen=True, slots=True)
 class Rendered:
     """A template rendered on each conversation, or why it could not be."""
@@ -32,13 +67,45 @@ class Rendered:
     outputs: dict[str, str] = field(default_factory=dict)
     """Conversation name → the rendered text, or "error: …" when the template raised."""
     failure: str | None = None
-    """"template failed to render: …" when the template as a whole could not be rendered."""
+    """"template failed to render: …" when the template as a whole could not be rendered;
+    "template not rendered: …" when the revision's budget ran out first (`over_budget`)."""
+    over_budget: bool = False
+    """The revision's rendering budget ran out before (or while) this template was rendered:
+    nothing is known of it."""
 
 
 def render(
+    template: str,
+    conversations: list[tuple[str, dict[str, Any]]],
+    limits: RenderLimits,
+    budget: RenderBudget | None = None,
+) -> Rendered:
+    """Render `template` on each (name, context) in a sandboxed child process.
+
+    With a `budget`, the render gets at most what is left of it and is charged what it took;
+    a spent budget renders nothing (`over_budget`).
+    """
+    if budget is None:
+        return _render(template, conversations, limits)
+    if budget.spent:
+        return Rendered(failure=budget.reason, over_budget=True)
+    cut = budget.left_s < limits.timeout_s
+    if cut:
+        limits = replace(limits, timeout_s=budget.left_s)
+    started = time.monotonic()
+    try:
+        rendered = _render(template, conversations, limits)
+    finally:
+        budget.charge(time.monotonic() - started)
+    if cut and rendered.failure is not None and budget.spent:
+        # Stopped by the budget, not by the template's own limit: nothing is known of it.
+        return Rendered(failure=budget.reason, over_budget=True)
+    return rendered
+
+
+def _render(
     template: str, conversations: list[tuple[str, dict[str, Any]]], limits: RenderLimits
 ) -> Rendered:
-    """Render `template` on each (name, context) in a sandboxed child process."""
     request = {
         "template": template,
         "conversations": [{"name": name, "context": ctx} for name, ctx in conversations],
