@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import shutil
 import struct
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from hubwatch.models import EventKind, ReadStatus, RepoRef, RepoState, SourceKind
+from hubwatch.errors import EXIT_DAMAGED, ContentUnavailable, RepositoryDamaged
+from hubwatch.models import CommitSha, EventKind, ReadStatus, RepoRef, RepoState, SourceKind
 from hubwatch.sources.git import GitSource
 from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.sql import SqlStore
@@ -212,3 +214,224 @@ def test_poll_all_outlives_a_repo_that_crashes(store: SqlStore, tmp_path: Path) 
     assert "internal error" in (results["aaa/no-source"].error or "")
     assert len(results["org/m"].new) == 1
     assert "internal error" in (store.get_repo("aaa/no-source").last_error or "")
+
+
+# -- hostile and damaged histories ------------------------------------------------------------
+
+
+def write_object(repo: Path, kind: str, raw: bytes) -> str:
+    """Write an object as given (`--literally`: git's own checks refuse the hostile ones)."""
+    return git(repo, "hash-object", "-w", "--literally", "-t", kind, "--stdin", stdin=raw)
+
+
+def tree_of(repo: Path, files: dict[bytes, bytes | str]) -> str:
+    """A flat tree: bytes are a file's content, str the id of a tree or blob already written."""
+    entries = []
+    for name, content in sorted(files.items()):
+        if isinstance(content, bytes):
+            entries.append(
+                b"100644 " + name + b"\0" + bytes.fromhex(write_object(repo, "blob", content))
+            )
+        else:
+            mode = b"40000 " if git(repo, "cat-file", "-t", content) == "tree" else b"100644 "
+            entries.append(mode + name + b"\0" + bytes.fromhex(content))
+    return write_object(repo, "tree", b"".join(entries))
+
+
+def plumb_commit(
+    repo: Path, tree: str, message: bytes = b"plumbed", seconds: int = 1735689600
+) -> str:
+    """A commit on top of main written object by object, with its date as given; main moves."""
+    parent = git(repo, "rev-parse", "--verify", "--quiet", "refs/heads/main")
+    ident = b"Plumber <p@example.com> %d +0000" % seconds
+    raw = b"tree %s\n%sauthor %s\ncommitter %s\n\n%s" % (
+        tree.encode(),
+        b"parent %s\n" % parent.encode() if parent else b"",
+        ident,
+        ident,
+        message,
+    )
+    sha = write_object(repo, "commit", raw)
+    git(repo, "update-ref", "refs/heads/main", sha)
+    return sha
+
+
+def loose(repo: Path, oid: str) -> Path:
+    objects = repo / "objects" if (repo / "objects").is_dir() else repo / ".git" / "objects"
+    return objects / oid[:2] / oid[2:]
+
+
+def track_git(store: SqlStore, tmp_path: Path, url: str) -> tuple[GitSource, RepoRef, list[str]]:
+    """Track `url`; the source, the ref and the stored shas (oldest first)."""
+    source = GitSource(tmp_path / "mirrors", timeout_s=60)
+    tracker = Tracker(store, {SourceKind.GIT: source}, Limits(), RetryPolicy(attempts=0))
+    ref = RepoRef("org/hostile", SourceKind.GIT, url)
+    result = tracker.track(ref)
+    assert result.error is None, result.error
+    return source, ref, [r.sha for r in store.history(ref.repo_id)]
+
+
+def test_record_separators_in_messages_and_authors_forge_nothing(
+    store: SqlStore, tmp_path: Path
+) -> None:
+    upstream = tmp_path / "up"
+    forged = f"\x1e{'f' * 40}\x1f\x1f2001-01-01T00:00:00+00:00\x1fMallory <m@x>\x1fFake title"
+    shas = make_repo(
+        upstream,
+        [
+            CommitSpec({"config.json": CONFIG}, message="good"),
+            CommitSpec({"a.py": b"1"}, message=f"real title\n{forged}\n", author="Eve\x1e <e@x>"),
+            CommitSpec({"b.py": b"2"}, message="good again"),
+        ],
+    )
+    _, _, stored = track_git(store, tmp_path, str(upstream))
+    assert stored == shas
+    bad = store.revision("org/hostile", shas[1])
+    assert (bad.title, bad.authors) == ("real title", ("Eve\x1e <e@x>",))
+    assert forged in bad.message
+
+
+def test_pathspec_magic_in_file_names_reads_each_files_own_bytes(
+    store: SqlStore, tmp_path: Path
+) -> None:
+    upstream = tmp_path / "up"
+    files = {":(evil)modeling.py": b"evil", ":x.py": b"colon", "x.py": b"plain", "*.py": b"star"}
+    shas = make_repo(upstream, [CommitSpec({"modeling.py": b"modeling", **files})])
+    _, _, stored = track_git(store, tmp_path, str(upstream))
+    assert stored == shas
+    read = {f.path: f for f in store.files("org/hostile", shas[0])}
+    for path, content in files.items():
+        assert read[path].content_status is ReadStatus.STORED, path
+        assert store.blob(read[path].content_sha256) == content, path  # type: ignore[arg-type]
+
+
+def test_names_that_cannot_be_stored_are_listed_with_their_problem(
+    store: SqlStore, tmp_path: Path
+) -> None:
+    upstream = tmp_path / "up"
+    good = make_repo(upstream, [CommitSpec({"config.json": CONFIG})], bare=True)
+    bad = plumb_commit(
+        upstream, tree_of(upstream, {b"..": b"up", b".git": b"g", b"config.json": CONFIG})
+    )
+    after = plumb_commit(upstream, tree_of(upstream, {b"config.json": CONFIG, b"m.py": b"1"}))
+    source, ref, stored = track_git(store, tmp_path, str(upstream))
+    assert stored == [*good, bad, after]
+    problems = {e.path: e.problem for e in source.list_files(ref, CommitSha(bad))}
+    assert problems == {
+        "..": "invalid file name '..'",
+        ".git": "invalid file name '.git'",
+        "config.json": None,
+    }
+    with pytest.raises(ContentUnavailable, match=r"invalid file name '\.\.'"):
+        source.read_file(ref, CommitSha(bad), "..", 1024)
+
+
+def test_a_commit_dated_in_the_year_10000_is_stored_clamped(
+    store: SqlStore, tmp_path: Path
+) -> None:
+    upstream = tmp_path / "up"
+    good = make_repo(upstream, [CommitSpec({"config.json": CONFIG})], bare=True)
+    tree = tree_of(upstream, {b"config.json": CONFIG})
+    bad = plumb_commit(upstream, tree, b"from the future", seconds=253402300800)
+    after = plumb_commit(upstream, tree_of(upstream, {b"config.json": CONFIG, b"m.py": b"1"}))
+    source, ref, stored = track_git(store, tmp_path, str(upstream))
+    assert stored == [*good, bad, after]
+    assert store.revision(ref.repo_id, bad).date == datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
+    (listed,) = [c for c in source.list_commits(ref) if c.sha == bad]
+    assert listed.problems == (
+        "commit date 10000-01-01 is outside 0001–9999; stored as 9999-12-31T23:59:59Z",
+    )
+
+
+def test_a_missing_blob_is_unavailable_and_the_revision_stored(
+    store: SqlStore, tmp_path: Path
+) -> None:
+    upstream = tmp_path / "up"
+    good = make_repo(upstream, [CommitSpec({"config.json": CONFIG})], bare=True)
+    gone = b'{"model_type": "gone"}'
+    bad = plumb_commit(upstream, tree_of(upstream, {b"config.json": gone, b"data.bin": b"x" * 9}))
+    after = plumb_commit(upstream, tree_of(upstream, {b"config.json": CONFIG, b"m.py": b"1"}))
+    blob = git(upstream, "rev-parse", f"{bad}:config.json")
+    loose(upstream, blob).unlink()  # a damaged (or partial) repository
+    source, ref, stored = track_git(store, tmp_path, str(upstream))  # a path: copied, unchecked
+    assert stored == [*good, bad, after]
+    (config,) = [f for f in store.files(ref.repo_id, CommitSha(bad)) if f.path == "config.json"]
+    assert config.content_status is ReadStatus.UNAVAILABLE
+    assert config.content_error == f"missing object {blob} (damaged repository)"
+    assert {e.path: e.problem for e in source.list_files(ref, CommitSha(bad))} == {
+        "config.json": f"missing object {blob} (damaged repository)",
+        "data.bin": None,
+    }
+    assert [f.path for f in store.files(ref.repo_id, CommitSha(after))] == ["config.json", "m.py"]
+
+
+def test_a_missing_folder_is_listed_with_its_problem(store: SqlStore, tmp_path: Path) -> None:
+    upstream = tmp_path / "up"
+    make_repo(upstream, [CommitSpec({"config.json": CONFIG})], bare=True)
+    sub = tree_of(upstream, {b"config.json": b"{}"})
+    kept = tree_of(upstream, {b"z.py": b"z", b"gone.py": write_object(upstream, "blob", b"g")})
+    files = {b"sub": sub, b"config.json": CONFIG, b"zz": kept, b"z.py": b"1"}
+    bad = plumb_commit(upstream, tree_of(upstream, files))
+    loose(upstream, sub).unlink()  # git ls-tree -r stops at the first folder it cannot read
+    loose(upstream, git(upstream, "rev-parse", f"{kept}:gone.py")).unlink()
+    source, ref, stored = track_git(store, tmp_path, str(upstream))
+    assert stored[-1] == bad
+    gone = git(upstream, "rev-parse", f"{kept}:gone.py")
+    assert [(e.path, e.size, e.problem) for e in source.list_files(ref, CommitSha(bad))] == [
+        ("config.json", len(CONFIG), None),
+        ("sub", 0, f"missing object {sub} (damaged repository)"),
+        ("z.py", 1, None),
+        ("zz/gone.py", 0, f"missing object {gone} (damaged repository)"),
+        ("zz/z.py", 1, None),
+    ]
+    assert source.read_file(ref, CommitSha(bad), "zz/z.py", 10) == b"z"
+
+
+def test_a_missing_head_commit_is_a_damaged_repository(store: SqlStore, tmp_path: Path) -> None:
+    upstream = tmp_path / "up"
+    make_repo(upstream, [CommitSpec({"config.json": CONFIG})], bare=True)
+    head = plumb_commit(upstream, tree_of(upstream, {b"config.json": b"{}"}))
+    loose(upstream, head).unlink()
+    with pytest.raises(RepositoryDamaged, match=f"^repository damaged: .*missing object {head}"):
+        track_git(store, tmp_path, str(upstream))
+    assert store.list_repos() == []
+
+
+def damaged_remote(tmp_path: Path) -> str:
+    """A file:// URL of a repository whose head commit lacks a blob: a clone cannot finish."""
+    upstream = tmp_path / "up"
+    make_repo(upstream, [CommitSpec({"config.json": CONFIG})], bare=True)
+    blob = write_object(upstream, "blob", b"gone")
+    plumb_commit(upstream, tree_of(upstream, {b"config.json": blob}))
+    loose(upstream, blob).unlink()
+    return upstream.as_uri()
+
+
+def test_a_damaged_remote_is_not_unreachable_and_leaves_no_mirror(
+    store: SqlStore, tmp_path: Path
+) -> None:
+    url = damaged_remote(tmp_path)
+    for _ in range(2):  # the second try meets no leftover of the first
+        with pytest.raises(RepositoryDamaged) as caught:
+            track_git(store, tmp_path, url)
+        message = str(caught.value)
+        assert message.startswith("repository damaged: org/hostile: ")
+        assert not any(c < " " for c in message), message
+        assert list((tmp_path / "mirrors").iterdir()) == []
+    assert store.list_repos() == []
+
+
+def test_track_of_a_damaged_remote_exits_6_with_one_line(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from hubwatch.cli import app
+
+    url = damaged_remote(tmp_path)
+    env = {"HUBWATCH_DATA_DIR": str(tmp_path / "data"), "HUBWATCH_LOG_LEVEL": "ERROR"}
+    result = CliRunner().invoke(app, ["track", "org/m", "--source", "git", "--url", url], env=env)
+    assert result.exit_code == EXIT_DAMAGED == RepositoryDamaged.exit_code
+    assert result.stderr.startswith("error: repository damaged: ")
+    assert result.stderr.count("\n") == 1 and "\0" not in result.stderr
+    assert list((tmp_path / "data" / "mirrors").iterdir()) == []
+    listed = CliRunner().invoke(app, ["list", "--json"], env=env)
+    assert listed.stdout.strip() == "[]"

@@ -18,6 +18,7 @@ HubwatchError                    1  500
 │   ├── RepoDisabled             1  500  disabled by the Hub
 │   ├── RateLimited              1  500  429; carries retry_after seconds
 │   ├── SourceUnavailable        5  500  5xx, timeouts, dropped connections: worth retrying
+│   ├── RepositoryDamaged        6  500  git objects missing or corrupt (upstream or in the mirror)
 │   ├── ContentUnavailable       1  500  bytes not readable here (an LFS pointer in a git mirror)
 │   ├── ContentTooLarge          1  500  a file or header over its size cap
 │   └── UnexpectedResponse       1  500  an answer the adapter cannot read (malformed): no retry
@@ -40,6 +41,7 @@ from typing import ClassVar
 
 # Exit codes: one per kind of failure a script may want to tell apart.
 EXIT_ERROR, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_AUTH, EXIT_UNREACHABLE = 1, 2, 3, 4, 5
+EXIT_DAMAGED = 6
 
 
 class HubwatchError(Exception):
@@ -137,6 +139,16 @@ class SourceUnavailable(SourceError):
 
     exit_code = EXIT_UNREACHABLE
     transient = True
+    per_file = False
+
+
+class RepositoryDamaged(SourceError):
+    """A commit or tree of the tracked branch is missing or corrupt, upstream or in the mirror.
+
+    Not transient: asking again gets the same objects. Its message starts "repository damaged: ".
+    """
+
+    exit_code = EXIT_DAMAGED
     per_file = False
 
 

@@ -22,6 +22,9 @@ class CommitInfo:
     authors: tuple[str, ...]
     title: str
     message: str
+    problems: tuple[str, ...] = ()
+    """What the source found wrong while reading the commit itself (a date it had to clamp, a
+    message that is not UTF-8…), one reason a line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +38,9 @@ class FileEntry:
     """Git blob sha1 of what is committed (the pointer, for LFS files)."""
     lfs_sha256: str | None = None
     """sha256 of the LFS object, when the file is stored in LFS."""
+    problem: str | None = None
+    """Why this entry cannot be stored or read as named (`invalid file name '..'`, `missing
+    object <sha> (damaged repository)`); such a file is listed but never read."""
 
 
 class ReadStatus(StrEnum):

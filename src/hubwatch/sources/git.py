@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import shutil
 import subprocess
-from datetime import UTC, datetime
+import tempfile
+import threading
+import time
 from pathlib import Path
 
 from hubwatch.errors import (
@@ -16,71 +17,47 @@ from hubwatch.errors import (
     EntryNotFound,
     RepoNotFound,
     RevisionNotFound,
-    SourceError,
     SourceUnavailable,
 )
 from hubwatch.models import CommitInfo, CommitSha, FileEntry, RepoRef, RepoStatus
 from hubwatch.sources.base import RevisionSource
-
-# git-lfs pointer spec: https://github.com/git-lfs/git-lfs/blob/main/docs/spec.md
-# Pointers are small (spec: < 1024 bytes) text files with a version line, an oid and a size.
-LFS_POINTER_MAX = 1024
-_LFS_POINTER = re.compile(
-    rb"^version https://git-lfs\.github\.com/spec/v1\n(?:[a-z0-9.-]+ [^\n]*\n)*?"
-    rb"oid sha256:(?P<oid>[0-9a-f]{64})\n(?:[a-z0-9.-]+ [^\n]*\n)*?size (?P<size>\d+)\n"
+from hubwatch.sources.gitcmd import (
+    GitFailed,
+    GitRunner,
+    damaged,
+    git_env,
+    missing_object,
+    remote_error,
 )
-_SEP = "\x1f"
-_END = "\x1e"
+from hubwatch.sources.gitparse import LFS_POINTER_MAX, parse_commit, parse_lfs_pointer
+from hubwatch.sources.gittree import Listing, list_tree
 
+__all__ = ["LFS_POINTER_MAX", "GitSource", "parse_lfs_pointer"]
 
-def parse_lfs_pointer(data: bytes) -> tuple[str, int] | None:
-    """(sha256, size) if `data` is a git-lfs pointer file, else None."""
-    if len(data) >= LFS_POINTER_MAX:
-        return None
-    match = _LFS_POINTER.match(data)
-    if match is None:
-        return None
-    return match["oid"].decode(), int(match["size"])
+_LISTINGS_KEPT = 8
+"""Trees kept listed (the last of each repo read), so a snapshot's reads find blobs by id."""
 
 
 class GitSource(RevisionSource):
-    """Reads repos through a local bare mirror kept in `mirrors_dir`, refreshed on each listing."""
+    """Reads repos through a local bare mirror kept in `mirrors_dir`, refreshed on each listing.
+
+    Commits are read as raw objects and trees as NUL-separated listings, and files by blob id:
+    no byte of a message, author or file name is ever split on or read as a pathspec.
+    """
 
     def __init__(self, mirrors_dir: Path, timeout_s: float = 600.0) -> None:
         self._mirrors = mirrors_dir
         self._timeout = timeout_s
+        self._git = GitRunner(timeout_s)
         self._fetched: set[str] = set()
+        self._listings: dict[str, Listing] = {}  # repo id -> the last tree listed
+        self._lock = threading.Lock()
 
     # -- plumbing ---------------------------------------------------------------------------
 
     def _mirror(self, repo: RepoRef) -> Path:
         digest = hashlib.sha256(f"{repo.repo_id}\0{repo.url}".encode()).hexdigest()[:16]
         return self._mirrors / f"{repo.repo_id.replace('/', '--')}-{digest}.git"
-
-    def _git(self, *args: str, cwd: Path | None = None, stdin: bytes | None = None) -> bytes:
-        env = {
-            **os.environ,
-            "GIT_TERMINAL_PROMPT": "0",
-            "GIT_LFS_SKIP_SMUDGE": "1",
-            "LC_ALL": "C",
-            # remote helpers like ext:: run commands; a tracked URL must never do that
-            "GIT_PROTOCOL_FROM_USER": "0",
-            "GIT_ALLOW_PROTOCOL": "file:git:http:https:ssh",
-        }
-        try:
-            proc = subprocess.run(
-                ["git", *(["-C", str(cwd)] if cwd else []), *args],
-                input=stdin,
-                capture_output=True,
-                timeout=self._timeout,
-                env=env,
-                check=False,
-            )
-        except subprocess.TimeoutExpired as exc:
-            raise SourceUnavailable(f"git {args[0]} timed out after {self._timeout:.0f}s") from exc
-        if proc.returncode != 0:
-            raise _GitFailed(args[0], proc.stderr.decode("utf-8", "replace").strip())
-        return proc.stdout
 
     def _sync(self, repo: RepoRef) -> Path:
         """Clone or fetch the mirror; `git clone --mirror` makes branch names match upstream."""
@@ -96,23 +73,34 @@ class GitSource(RevisionSource):
                     "fetch", "--prune", "--force", "--quiet", "origin", "+refs/*:refs/*", cwd=mirror
                 )
             else:
-                mirror.parent.mkdir(parents=True, exist_ok=True)
-                tmp = mirror.with_suffix(".tmp")
-                if tmp.exists():  # left by a clone that was killed
-                    shutil.rmtree(tmp)
-                # "--" so that a URL starting with "-" is never read as an option
-                self._git("clone", "--mirror", "--quiet", "--", url, str(tmp))
-                tmp.rename(mirror)  # a crash mid-clone leaves only the .tmp folder
-        except _GitFailed as exc:
-            if (
-                "not found" in exc.stderr
-                or "does not appear to be a git" in exc.stderr
-                or ("does not exist" in exc.stderr)
-            ):
-                raise RepoNotFound(f"{repo.repo_id}: git remote not found ({exc.stderr})") from None
-            raise SourceUnavailable(f"{repo.repo_id}: git fetch failed: {exc.stderr}") from None
+                self._clone(url, mirror)
+        except GitFailed as exc:
+            raise remote_error(repo, exc) from None
         self._fetched.add(repo.repo_id)
+        with self._lock:
+            self._listings.pop(repo.repo_id, None)
         return mirror
+
+    def _clone(self, url: str, mirror: Path) -> None:
+        """Clone into a folder beside the mirror and rename it on success: no half-made mirror."""
+        mirror.parent.mkdir(parents=True, exist_ok=True)
+        self._remove_stale_clones(mirror)
+        tmp = Path(tempfile.mkdtemp(prefix=f"{mirror.name}.clone-", dir=mirror.parent))
+        try:
+            # "--" so that a URL starting with "-" is never read as an option
+            self._git("clone", "--mirror", "--quiet", "--", url, str(tmp / "mirror.git"))
+            if mirror.exists() and not (mirror / "HEAD").exists():
+                shutil.rmtree(mirror)  # an unfinished mirror left by an older hubwatch
+            (tmp / "mirror.git").rename(mirror)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def _remove_stale_clones(self, mirror: Path) -> None:
+        """Folders of clones that were killed: older than any clone can run, so none is live."""
+        cutoff = time.time() - 2 * self._timeout
+        for stale in mirror.parent.glob(f"{_glob_escape(mirror.name)}.clone-*"):
+            if stale.stat().st_mtime < cutoff:
+                shutil.rmtree(stale, ignore_errors=True)
 
     def _ready(self, repo: RepoRef) -> Path:
         mirror = self._mirror(repo)
@@ -125,25 +113,16 @@ class GitSource(RevisionSource):
     def list_commits(self, repo: RepoRef) -> list[CommitInfo]:
         mirror = self._sync(repo)  # a listing is the start of a poll: always fetch
         sha = self.resolve(repo, repo.branch)
-        fmt = _SEP.join(["%H", "%P", "%cI", "%an <%ae>", "%B"]) + _END
-        out = self._git("log", f"--format={fmt}", sha, "--", cwd=mirror)
-        commits: list[CommitInfo] = []
-        for record in out.decode("utf-8", "replace").split(_END):
-            record = record.strip("\n")
-            if not record:
-                continue
-            full, parents, date, author, body = record.split(_SEP, 4)
-            title, _, message = body.partition("\n")
-            commits.append(
-                CommitInfo(
-                    sha=CommitSha(full),
-                    parents=tuple(CommitSha(p) for p in parents.split()),
-                    date=datetime.fromisoformat(date).astimezone(UTC),
-                    authors=(author,),
-                    title=title.strip(),
-                    message=message.strip("\n"),
-                )
-            )
+        try:
+            # object ids only, one a line: nothing a commit holds can forge a record
+            shas = self._git("rev-list", sha, "--", cwd=mirror).decode("ascii").split()
+        except GitFailed as exc:
+            raise damaged(repo, exc.stderr) from None
+        commits = []
+        for obj in self._git.batch(mirror, shas):
+            if obj.kind != "commit":
+                raise damaged(repo, f"commit {missing_object(obj.name)}")
+            commits.append(parse_commit(obj.name, obj.data))
         return commits
 
     def status(self, repo: RepoRef) -> RepoStatus:
@@ -161,7 +140,7 @@ class GitSource(RevisionSource):
             url = str(Path(url).resolve())
         try:
             out = self._git("ls-remote", "--", url, repo.branch).decode("utf-8", "replace")
-        except _GitFailed as exc:
+        except GitFailed as exc:
             raise SourceUnavailable(f"{repo.repo_id}: git ls-remote failed: {exc.stderr}") from None
         refs: dict[str, str] = {}
         for line in out.splitlines():
@@ -180,87 +159,76 @@ class GitSource(RevisionSource):
             raise RevisionNotFound(f"{repo.repo_id}: invalid revision {rev!r}")
         try:
             out = self._git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", cwd=mirror)
-        except _GitFailed:
+        except GitFailed:
+            self._check_ref_target(repo, mirror, rev)
             raise RevisionNotFound(f"{repo.repo_id}: revision {rev!r} not found") from None
         return CommitSha(out.decode().strip())
 
+    def _check_ref_target(self, repo: RepoRef, mirror: Path, rev: str) -> None:
+        """RepositoryDamaged if `rev` is a ref (a branch, a tag) to an object the mirror lacks."""
+        try:
+            ref = self._git(
+                "rev-parse", "--verify", "--quiet", "--symbolic-full-name", rev, cwd=mirror
+            ).strip()
+            if not ref.startswith(b"refs/"):
+                return  # a sha nobody has is not found, not damage
+            oid = self._git("rev-parse", "--verify", "--quiet", ref.decode(), cwd=mirror).strip()
+        except GitFailed:
+            return
+        (obj,) = self._git.batch(mirror, [oid.decode()], check=True)
+        if obj.kind is None:
+            raise damaged(repo, f"{rev[:80]} points to {missing_object(obj.name)}")
+
     def list_files(self, repo: RepoRef, sha: CommitSha) -> list[FileEntry]:
-        mirror = self._ready(repo)
-        try:
-            out = self._git("ls-tree", "-r", "-l", "-z", "--full-tree", sha, cwd=mirror)
-        except _GitFailed:
-            raise RevisionNotFound(f"{repo.repo_id}: revision {sha} not found") from None
-        rows: list[tuple[str, str, int]] = []
-        for item in out.split(b"\0"):
-            if not item:
-                continue
-            meta, raw_path = item.split(b"\t", 1)
-            _mode, kind, raw_blob, raw_size = meta.split()
-            if kind != b"blob":
-                continue  # submodules have no bytes here
-            rows.append(
-                (raw_path.decode("utf-8", "surrogateescape"), raw_blob.decode(), int(raw_size))
-            )
-        small = [blob for _, blob, size in rows if size < LFS_POINTER_MAX]
-        pointers = {blob: parse_lfs_pointer(d) for blob, d in self._cat(mirror, small).items()}
-        entries = []
-        for path, blob, size in rows:
-            lfs = pointers.get(blob)
-            entries.append(
-                FileEntry(
-                    path=path,
-                    size=lfs[1] if lfs else size,
-                    blob_id=blob,
-                    lfs_sha256=lfs[0] if lfs else None,
-                )
-            )
-        return entries
+        return list(self._listing(repo, sha).entries)
 
-    def _cat(self, mirror: Path, blobs: list[str]) -> dict[str, bytes]:
-        """Read many blobs with one `git cat-file --batch`."""
-        if not blobs:
-            return {}
-        out = self._git("cat-file", "--batch", cwd=mirror, stdin="\n".join(blobs).encode() + b"\n")
-        result: dict[str, bytes] = {}
-        pos = 0
-        for blob in blobs:
-            header_end = out.index(b"\n", pos)
-            _, _, size = out[pos:header_end].split()
-            start = header_end + 1
-            result[blob] = out[start : start + int(size)]
-            pos = start + int(size) + 1
-        return result
+    def _listing(self, repo: RepoRef, sha: CommitSha) -> Listing:
+        listing = self._listings.get(repo.repo_id)
+        if listing is None or listing.sha != sha:
+            listing = list_tree(self._git, repo, self._ready(repo), sha)
+            with self._lock:  # one source may serve several polling threads
+                self._listings.pop(repo.repo_id, None)
+                self._listings[repo.repo_id] = listing
+                while len(self._listings) > _LISTINGS_KEPT:
+                    self._listings.pop(next(iter(self._listings)))
+        return listing
 
-    def _blob(self, repo: RepoRef, sha: CommitSha, path: str) -> tuple[Path, str, int]:
-        mirror = self._ready(repo)
-        try:
-            out = self._git("ls-tree", "-l", "-z", "--full-tree", sha, "--", path, cwd=mirror)
-        except _GitFailed:
-            raise RevisionNotFound(f"{repo.repo_id}: revision {sha} not found") from None
-        if not out:
+    def _blob(self, repo: RepoRef, sha: CommitSha, path: str) -> tuple[Path, FileEntry, int]:
+        """The file's entry and git blob size, from the tree listing: paths never reach git."""
+        found = self._listing(repo, sha).blobs.get(path)
+        if found is None:
             raise EntryNotFound(f"{repo.repo_id}@{sha[:12]}: no file {path!r}")
-        meta = out.split(b"\t", 1)[0].split()
-        return mirror, meta[2].decode(), int(meta[3])
+        entry, size = found
+        if entry.problem is not None:
+            raise ContentUnavailable(entry.problem)
+        return self._mirror(repo), entry, size
+
+    def _cat_blob(self, mirror: Path, blob: str) -> bytes:
+        try:
+            return self._git("cat-file", "blob", blob, cwd=mirror)
+        except GitFailed:
+            raise ContentUnavailable(missing_object(blob)) from None
 
     def read_file(self, repo: RepoRef, sha: CommitSha, path: str, max_bytes: int) -> bytes:
-        mirror, blob, size = self._blob(repo, sha, path)
+        mirror, entry, size = self._blob(repo, sha, path)
         if size > max_bytes:
             raise ContentTooLarge(f"{path}: {size} bytes, over the cap of {max_bytes}")
-        return self._git("cat-file", "blob", blob, cwd=mirror)
+        return self._cat_blob(mirror, entry.blob_id)
 
     def read_range(
         self, repo: RepoRef, sha: CommitSha, path: str, start: int, length: int
     ) -> bytes:
-        mirror, blob, size = self._blob(repo, sha, path)
+        mirror, entry, size = self._blob(repo, sha, path)
+        if entry.lfs_sha256 is not None:
+            raise ContentUnavailable(f"{path}: stored in git LFS; only the pointer is in git")
         if size < LFS_POINTER_MAX:
-            data = self._git("cat-file", "blob", blob, cwd=mirror)
-            if parse_lfs_pointer(data):
-                raise ContentUnavailable(f"{path}: stored in git LFS; only the pointer is in git")
-            return data[start : start + length]
+            return self._cat_blob(mirror, entry.blob_id)[start : start + length]
         # git has no range read; stream the blob and stop once the range is in hand.
-        env = {**os.environ, "LC_ALL": "C"}
         with subprocess.Popen(
-            ["git", "-C", str(mirror), "cat-file", "blob", blob], stdout=subprocess.PIPE, env=env
+            ["git", "-C", str(mirror), "cat-file", "blob", entry.blob_id],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=git_env(),
         ) as proc:
             assert proc.stdout is not None
             data = proc.stdout.read(start + length)
@@ -268,7 +236,6 @@ class GitSource(RevisionSource):
         return data[start : start + length]
 
 
-class _GitFailed(SourceError):
-    def __init__(self, command: str, stderr: str) -> None:
-        super().__init__(f"git {command} failed: {stderr}")
-        self.stderr = stderr
+def _glob_escape(name: str) -> str:
+    """`name` matched literally by Path.glob."""
+    return re.sub(r"([*?\[])", r"[\1]", name)

@@ -8,7 +8,7 @@ import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from hubwatch.errors import ContentTooLarge, SourceError
+from hubwatch.errors import ContentTooLarge, ContentUnavailable, SourceError
 from hubwatch.models import CommitInfo, FileEntry, ReadResult, ReadStatus, RepoRef, Snapshot
 from hubwatch.sources.base import RevisionSource
 from hubwatch.store.known import KnownContent
@@ -112,6 +112,8 @@ def _read_content(
         data = source.read_file(repo, commit.sha, entry.path, cap)
     except ContentTooLarge as exc:
         return ReadResult(ReadStatus.OVER_CAP, error=str(exc))
+    except ContentUnavailable as exc:  # a missing object in a damaged git mirror
+        return ReadResult(ReadStatus.UNAVAILABLE, error=str(exc))
     except SourceError as exc:
         if not exc.per_file:
             raise

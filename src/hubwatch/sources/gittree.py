@@ -1,0 +1,115 @@
+"""Listing one commit's files from a git mirror, damaged or not, without paths reaching git."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from hubwatch.errors import RevisionNotFound
+from hubwatch.models import CommitSha, FileEntry, RepoRef
+from hubwatch.sources.gitcmd import GitFailed, GitRunner, damaged, missing_object
+from hubwatch.sources.gitparse import (
+    LFS_POINTER_MAX,
+    TreeRow,
+    parse_lfs_pointer,
+    parse_raw_tree,
+    parse_tree,
+    path_problem,
+)
+
+_TREE, _SUBMODULE = "40000", "160000"
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """One commit's tree, kept so that reads find blobs by id, never by a path git would parse."""
+
+    sha: CommitSha
+    entries: list[FileEntry]
+    blobs: dict[str, tuple[FileEntry, int]]
+    """By path: the entry and the size of the git blob (the pointer's, for an LFS file)."""
+
+
+def list_tree(git: GitRunner, repo: RepoRef, mirror: Path, sha: CommitSha) -> Listing:
+    """Every file of `sha`; a file or folder the mirror lacks is listed with its problem.
+
+    RevisionNotFound for an unknown sha; RepositoryDamaged when the commit's own tree is missing.
+    """
+    if sha.startswith("-"):
+        raise RevisionNotFound(f"{repo.repo_id}: invalid revision {sha!r}")
+    try:
+        rows = parse_tree(git("ls-tree", "-r", "-l", "-z", "--full-tree", sha, cwd=mirror))
+    except GitFailed:
+        # a missing folder stops `ls-tree -r` where it is met: walk what can be read instead
+        rows = _walk(git, mirror, _root_tree(git, repo, mirror, sha))
+    files: list[tuple[str, str, int, str | None]] = []  # path, blob, size, problem
+    for row in rows:
+        if row.kind == "commit":
+            continue  # submodules have no bytes here
+        path = row.path.decode("utf-8", "surrogateescape")
+        problem = path_problem(row.path)
+        if problem is None and (row.size is None or row.kind == "tree"):
+            problem = missing_object(row.oid)  # only a folder git could not read is listed
+        files.append((path, row.oid, row.size or 0, problem))
+    return _entries(git, mirror, sha, files)
+
+
+def _root_tree(git: GitRunner, repo: RepoRef, mirror: Path, sha: CommitSha) -> str:
+    try:
+        tree = git("rev-parse", "--verify", "--quiet", f"{sha}^{{tree}}", cwd=mirror).decode()
+    except GitFailed:
+        raise RevisionNotFound(f"{repo.repo_id}: revision {sha} not found") from None
+    (obj,) = git.batch(mirror, [tree.strip()], check=True)
+    if obj.kind != "tree":
+        raise damaged(repo, f"the tree of commit {sha} is {missing_object(obj.name)}")
+    return obj.name
+
+
+def _walk(git: GitRunner, mirror: Path, root: str) -> list[TreeRow]:
+    """The rows `ls-tree -r -l` would print, read a level at a time; unreadable folders as rows."""
+    rows: list[TreeRow] = []
+    blobs: list[tuple[str, bytes, str]] = []  # mode, path, oid
+    level: list[tuple[bytes, str]] = [(b"", root)]
+    while level:
+        below: list[tuple[bytes, str]] = []
+        for (prefix, oid), obj in zip(level, git.batch(mirror, [o for _, o in level]), strict=True):
+            if obj.kind != "tree":
+                rows.append(TreeRow(_TREE, "tree", oid, None, prefix.rstrip(b"/")))
+                continue
+            for mode, name, child in parse_raw_tree(obj.data, len(oid) // 2):
+                if mode == _TREE:
+                    below.append((prefix + name + b"/", child))
+                elif mode == _SUBMODULE:
+                    rows.append(TreeRow(mode, "commit", child, None, prefix + name))
+                else:
+                    blobs.append((mode, prefix + name, child))
+        level = below
+    sizes = git.batch(mirror, [oid for _, _, oid in blobs], check=True)
+    for (mode, path, oid), obj in zip(blobs, sizes, strict=True):
+        rows.append(TreeRow(mode, "blob", oid, obj.size if obj.kind else None, path))
+    return sorted(rows, key=lambda row: row.path)  # ls-tree's order: a folder's files in place
+
+
+def _entries(
+    git: GitRunner, mirror: Path, sha: CommitSha, files: list[tuple[str, str, int, str | None]]
+) -> Listing:
+    """FileEntries of a tree's files: small blobs are read once to find LFS pointers."""
+    small = sorted({b for _, b, size, problem in files if not problem and size < LFS_POINTER_MAX})
+    found = {obj.name: obj for obj in git.batch(mirror, small)}
+    entries: list[FileEntry] = []
+    blobs: dict[str, tuple[FileEntry, int]] = {}
+    for path, blob, size, problem in files:
+        obj = found.get(blob)
+        if obj is not None and obj.kind is None:
+            problem = missing_object(blob)
+        lfs = parse_lfs_pointer(obj.data) if obj is not None and obj.kind else None
+        entry = FileEntry(
+            path=path,
+            size=lfs[1] if lfs else size,
+            blob_id=blob,
+            lfs_sha256=lfs[0] if lfs else None,
+            problem=problem,
+        )
+        entries.append(entry)
+        blobs.setdefault(path, (entry, size))
+    return Listing(sha, entries, blobs)
