@@ -22,6 +22,9 @@ class CommitInfo:
     authors: tuple[str, ...]
     title: str
     message: str
+    problems: tuple[str, ...] = ()
+    """What the source found wrong while reading the commit itself (a date out of range
+    clamped, a message that is not UTF-8…), one reason each; the revision is still stored."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +38,9 @@ class FileEntry:
     """Git blob sha1 of what is committed (the pointer, for LFS files)."""
     lfs_sha256: str | None = None
     """sha256 of the LFS object, when the file is stored in LFS."""
+    problem: str | None = None
+    """Why this tree entry cannot be read as named (`..`, an absolute path, a missing object);
+    such a file is never read, and is recorded as invalid with this reason."""
 
 
 class ReadStatus(StrEnum):
