@@ -86,6 +86,7 @@ def runtime(settings: Settings) -> Iterator[Runtime]:
         RetryPolicy(attempts=settings.retries, max_wait_s=settings.retry_max_wait_s),
         after_revision=[*([attacher.after_revision] if attacher else []), notifier.after_revision],
         differs=load_differs(settings),
+        degraded_after=settings.degraded_after,
     )
     try:
         yield Runtime(settings, store, tracker, sources, attacher, notifier)

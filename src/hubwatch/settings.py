@@ -63,6 +63,8 @@ class Settings(BaseSettings):
     """How often a transient source error (429, 5xx, timeout) is retried before giving up."""
     retry_max_wait_s: float = Field(default=60.0, gt=0)
     """Longest single wait between retries (Retry-After is honoured up to this)."""
+    degraded_after: int = Field(default=3, ge=1)
+    """A repo whose polls fail this many times in a row is marked degraded until one succeeds."""
     git_timeout_s: float = Field(default=600.0, gt=0)
     """Timeout of one git command (clone and fetch of large mirrors take a while)."""
     advisory_service: AdvisoryServiceKind = AdvisoryServiceKind.OFFLINE

@@ -44,6 +44,7 @@ def repo_public(repo: TrackedRepo) -> RepoPublic:
         last_polled_at=repo.last_polled_at,
         last_error=repo.last_error,
         renamed_to=repo.renamed_to,
+        failures=repo.failures,
     )
 
 

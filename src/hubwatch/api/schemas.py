@@ -32,6 +32,8 @@ class RepoPublic(_Public):
     last_polled_at: datetime | None
     last_error: str | None
     renamed_to: str | None
+    failures: int = 0
+    """Polls in a row that failed; `HUBWATCH_DEGRADED_AFTER` of them make the repo degraded."""
 
 
 class RepoCreate(BaseModel):

@@ -25,7 +25,14 @@ from hubwatch.cli.base import (
     stored,
 )
 from hubwatch.errors import InvalidRepoId
-from hubwatch.models import CommitInfo, RepoRef, SourceKind, validate_repo_id
+from hubwatch.models import (
+    CommitInfo,
+    RepoRef,
+    RepoState,
+    SourceKind,
+    TrackedRepo,
+    validate_repo_id,
+)
 from hubwatch.models.timestamps import to_minute
 from hubwatch.runtime import open_store, runtime
 
@@ -92,13 +99,19 @@ def list_repos(as_json: JsonOption = False) -> None:
         table.add_row(
             shown(repo.ref.repo_id),
             repo.ref.source.value,
-            repo.state.value,
+            _state(repo),
             str(repo.revisions),
             (repo.head or "")[:12],
             to_minute(repo.last_polled_at),
             shown(repo.last_error or ""),
         )
     out.print(table)
+
+
+def _state(repo: TrackedRepo) -> str:
+    if repo.state is RepoState.DEGRADED:  # polls keep failing: make it stand out
+        return f"[bold dark_orange]degraded[/] ({repo.failures} failed polls)"
+    return repo.state.value
 
 
 @app.command()

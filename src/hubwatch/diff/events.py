@@ -12,6 +12,8 @@ _EVENTS: dict[EventKind, tuple[str, Severity]] = {
     EventKind.REPO_RENAMED: ("repo.renamed", Severity.INFO),
     EventKind.REPO_UNGATED: ("repo.ungated", Severity.INFO),
     EventKind.REPO_RESTORED: ("repo.restored", Severity.INFO),
+    EventKind.REPO_DEGRADED: ("repo.degraded", Severity.BEHAVIOR),
+    EventKind.REPO_RECOVERED: ("repo.recovered", Severity.INFO),
 }
 
 

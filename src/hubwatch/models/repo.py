@@ -89,6 +89,10 @@ class EventKind(StrEnum):
     REPO_RENAMED = "repo_renamed"
     POLL_FAILED = "poll_failed"
     REPO_RESTORED = "repo_restored"
+    REPO_DEGRADED = "repo_degraded"
+    """Its polls failed `HUBWATCH_DEGRADED_AFTER` times in a row; the detail has the last error."""
+    REPO_RECOVERED = "repo_recovered"
+    """A poll succeeded again after the repo was degraded."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +112,9 @@ class RepoState(StrEnum):
     GATED = "gated"
     DISABLED = "disabled"
     DELETED = "deleted"
+    DEGRADED = "degraded"
+    """Its polls keep failing (`HUBWATCH_DEGRADED_AFTER` in a row); they go on, and the first
+    that succeeds makes it active again."""
 
 
 READABLE_STATES = (RepoState.ACTIVE, RepoState.GATED)
@@ -126,3 +133,5 @@ class TrackedRepo:
     last_polled_at: datetime | None
     last_error: str | None
     renamed_to: str | None = None
+    failures: int = 0
+    """How many polls in a row failed; 0 once one succeeds."""

@@ -27,6 +27,10 @@ class CommitInfo:
     message that is not UTF-8…), one reason a line."""
 
 
+MISSING_OBJECT = "missing object"
+"""How a `FileEntry.problem` starts when the repository lacks the object (a damaged mirror)."""
+
+
 @dataclass(frozen=True, slots=True)
 class FileEntry:
     """One file in a revision's tree."""
@@ -40,7 +44,8 @@ class FileEntry:
     """sha256 of the LFS object, when the file is stored in LFS."""
     problem: str | None = None
     """Why this entry cannot be stored or read as named (`invalid file name '..'`, `missing
-    object <sha> (damaged repository)`); such a file is listed but never read."""
+    object <sha> (damaged repository)`); such a file is listed but never read: a missing object is
+    recorded unavailable, any other problem invalid, with this reason."""
 
 
 class ReadStatus(StrEnum):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from hubwatch.errors import RepoNotFound, RepositoryDamaged, SourceError, SourceUnavailable
 from hubwatch.models import RepoRef
+from hubwatch.models.revision import MISSING_OBJECT
 from hubwatch.sources.gitparse import BatchObject, read_batch
 
 # What git prints when objects are missing or corrupt, upstream (clone, fetch) or in the mirror.
@@ -32,7 +33,7 @@ class GitFailed(SourceError):
 
 def missing_object(oid: str) -> str:
     """The recorded reason for an object the mirror does not hold."""
-    return f"missing object {oid} (damaged repository)"
+    return f"{MISSING_OBJECT} {oid} (damaged repository)"
 
 
 def damaged(repo: RepoRef, what: str) -> RepositoryDamaged:

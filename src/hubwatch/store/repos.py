@@ -49,7 +49,11 @@ class RepoStore(ABC):
         clear_error: bool = False,
         renamed_to: str | None = None,
     ) -> None:
-        """Record what a poll learned about the repo."""
+        """Record what a poll learned about the repo; `clear_error` also resets its failures."""
+
+    @abstractmethod
+    def record_failure(self, repo_id: str, error: str, polled_at: datetime) -> int:
+        """Record a poll that failed with `error`; how many polls in a row have failed now."""
 
     @abstractmethod
     def add_event(self, repo_id: str, event: RepoEvent) -> None:

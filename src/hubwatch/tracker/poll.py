@@ -12,20 +12,29 @@ from collections.abc import Mapping, Sequence
 import structlog
 
 from hubwatch.diff import Differ
-from hubwatch.errors import HubwatchError, SourceError
+from hubwatch.errors import HubwatchError
 from hubwatch.models import RepoRef, RepoStatus, SourceKind
 from hubwatch.sources.base import RevisionSource
 from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.base import Store
 from hubwatch.tracker.history import list_history
-from hubwatch.tracker.record import PollResult, PollRun, now
+from hubwatch.tracker.record import (
+    DEGRADED_AFTER,
+    PollResult,
+    PollRun,
+    PollStopped,
+    describe,
+    log_crash,
+    now,
+    record_failure,
+)
 from hubwatch.tracker.revisions import Progress, RevisionHook, RevisionPipeline
 from hubwatch.tracker.snapshot import Limits
 from hubwatch.tracker.status import read_status
 
 log = structlog.get_logger(__name__)
 
-__all__ = ["PollResult", "Progress", "RevisionHook", "Tracker", "crashed"]
+__all__ = ["PollResult", "PollStopped", "Progress", "RevisionHook", "Tracker", "crashed"]
 
 
 class Tracker:
@@ -39,11 +48,14 @@ class Tracker:
         retry: RetryPolicy | None = None,
         after_revision: Sequence[RevisionHook] = (),
         differs: Mapping[str, Differ] | None = None,
+        degraded_after: int = DEGRADED_AFTER,
     ) -> None:
         self._store = store
         self._sources = sources
         self.sources = sources
         self._retry = retry or RetryPolicy()
+        self.degraded_after = degraded_after
+        """Polls in a row that fail before a repo is marked degraded."""
         self._revisions = RevisionPipeline(limits or Limits(), differs, tuple(after_revision))
 
     def _source(self, repo: RepoRef) -> RevisionSource:
@@ -53,10 +65,21 @@ class Tracker:
             raise HubwatchError(f"no {repo.source.value} source is configured") from None
 
     def track(self, repo: RepoRef, progress: Progress | None = None) -> PollResult:
-        """Start tracking `repo` and backfill its whole history; idempotent."""
+        """Start tracking `repo` and backfill its whole history; idempotent.
+
+        Raises the source's error (or a HubwatchError for a bug) when the repo cannot be read
+        at all; what goes wrong after that is recorded, as by `poll`.
+        """
         source = self._source(repo)
         # Check it exists before storing anything, so a typo leaves no trace in the store.
-        self._retry.call(lambda: source.status(repo), f"{repo.repo_id} status")
+        try:
+            self._retry.call(lambda: source.status(repo), f"{repo.repo_id} status")
+        except HubwatchError:
+            raise
+        except Exception as exc:  # a bug: one line for the user, the traceback at DEBUG
+            log_crash("track_crashed", exc, repo=repo.repo_id)
+            message = f"internal error while reading {repo.repo_id}: {describe(exc)}"
+            raise HubwatchError(message) from exc
         self._store.add_repo(repo)
         return self.poll(repo.repo_id, progress)
 
@@ -66,18 +89,28 @@ class Tracker:
         progress: Progress | None = None,
         hint: RepoStatus | None = None,
     ) -> PollResult:
-        """Bring one tracked repo up to date; never raises SourceError (it is recorded).
+        """Bring one tracked repo up to date; what goes wrong is recorded, not raised.
 
-        `hint`: the repo's status as a change listing just gave it; saves asking the source.
+        A source error or a bug ends the poll (`PollResult.error`, a poll_failed event, and
+        after `degraded_after` such polls in a row the repo is degraded); a bad revision does
+        not (it is stored with what could be read). Raised: PollStopped from `progress`, and
+        what the store raises while recording the failure. `hint`: the repo's status as a
+        change listing just gave it; saves asking the source.
         """
         tracked = self._store.get_repo(repo_id)
         source = self._source(tracked.ref)
-        run = PollRun(self._store, source, self._retry, tracked, PollResult(repo_id))
+        run = PollRun(
+            self._store, source, self._retry, tracked, PollResult(repo_id), self.degraded_after
+        )
         structlog.contextvars.bind_contextvars(repo=repo_id, poll_id=uuid.uuid4().hex[:12])
         try:
             self._poll(run, progress, hint)
-        except SourceError as exc:
+        except PollStopped:
+            raise
+        except HubwatchError as exc:
             run.fail(exc)
+        except Exception as exc:  # a bug, or input nobody foresaw: recorded, never raised
+            run.crash(exc)
         finally:
             structlog.contextvars.unbind_contextvars("repo", "poll_id", "hub_request_id")
         return run.result
@@ -90,7 +123,7 @@ class Tracker:
             try:
                 results.append(self.poll(repo_id))
             except Exception as exc:  # the daemon must outlive any one repo
-                results.append(crashed(self._store, repo_id, exc))
+                results.append(crashed(self._store, repo_id, exc, self.degraded_after))
         return results
 
     def _poll(self, run: PollRun, progress: Progress | None, hint: RepoStatus | None) -> None:
@@ -103,6 +136,7 @@ class Tracker:
         if run.tracked.head == status.head and known.get(status.head):
             run.result.idle = True
             self._store.update_repo(repo_id, polled_at=now(), clear_error=True)
+            run.succeeded()
             log.debug("poll_idle", head=status.head)
             return
         commits = list_history(run, known)
@@ -110,17 +144,21 @@ class Tracker:
         # the listing is newer than `status` when a commit landed in between
         head = commits[0].sha if commits else status.head
         self._store.update_repo(repo_id, head=head, polled_at=now(), clear_error=True)
+        run.succeeded()
 
 
-def crashed(store: Store, repo_id: str, exc: Exception) -> PollResult:
-    """Log and record a poll that crashed on `exc` (a bug, not a SourceError); call it in `except`.
+def crashed(
+    store: Store, repo_id: str, exc: Exception, degraded_after: int = DEGRADED_AFTER
+) -> PollResult:
+    """Log and record a poll that crashed on `exc` outside `Tracker.poll`'s own recording (the
+    store failing, most likely); call it in `except`.
 
     The repo keeps the error as its last one, so that a bug shows without reading the logs.
     """
-    log.exception("poll_crashed", repo=repo_id)
-    error = f"internal error while polling: {type(exc).__name__}: {exc}"[:500]
+    log_crash("poll_crashed", exc, repo=repo_id)
+    error = f"internal error while polling: {describe(exc)}"
     try:
-        store.update_repo(repo_id, polled_at=now(), error=error)
-    except Exception:  # the store itself may be what failed
-        log.exception("poll_error_not_recorded", repo=repo_id)
+        record_failure(store, repo_id, error, degraded_after)
+    except Exception as again:  # the store itself may be what failed
+        log_crash("poll_error_not_recorded", again, repo=repo_id)
     return PollResult(repo_id, error=error)

@@ -7,13 +7,21 @@ from datetime import UTC, datetime
 
 import structlog
 
-from hubwatch.errors import SourceError
+from hubwatch.errors import HubwatchError
 from hubwatch.models import CommitSha, EventKind, RepoEvent, RepoRef, RepoState, TrackedRepo
 from hubwatch.sources.base import RevisionSource
 from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.base import Store
+from hubwatch.tracker.partial import one_line
 
 log = structlog.get_logger(__name__)
+
+DEGRADED_AFTER = 3
+"""Polls in a row that fail before a repo is marked degraded (HUBWATCH_DEGRADED_AFTER)."""
+
+
+class PollStopped(Exception):
+    """Raised by a progress callback to stop a poll between two revisions; passed on as is."""
 
 
 @dataclass
@@ -25,7 +33,7 @@ class PollResult:
     unreachable: list[CommitSha] = field(default_factory=list)
     events: list[RepoEvent] = field(default_factory=list)
     error: str | None = None
-    failure: SourceError | None = None
+    failure: HubwatchError | None = None
     """The error that ended the poll early, for callers that map it (exit codes)."""
     idle: bool = False
     """Nothing upstream changed since the last poll (one cheap request)."""
@@ -33,6 +41,8 @@ class PollResult:
     """Whether the source said the repo is private; None when the poll did not learn it."""
     listed: bool = False
     """Whether the source's change listing shows the repo (a public Hub repo)."""
+    partial: list[CommitSha] = field(default_factory=list)
+    """New revisions that could not be read whole (each has a `revision.partial` change)."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +55,7 @@ class PollRun:
     tracked: TrackedRepo
     """The repo as the store had it when the poll began; state changes compare against it."""
     result: PollResult
+    degraded_after: int = DEGRADED_AFTER
 
     @property
     def repo(self) -> RepoRef:
@@ -55,7 +66,7 @@ class PollRun:
         event = RepoEvent(kind, detail, sha, now())
         self.store.add_event(self.repo.repo_id, event)
         self.result.events.append(event)
-        emit = log.warning if kind is EventKind.POLL_FAILED else log.info
+        emit = log.warning if kind in _WARNINGS else log.info
         emit(kind.value, detail=detail)
 
     def set_state(self, state: RepoState, kind: EventKind, detail: str) -> None:
@@ -64,11 +75,67 @@ class PollRun:
             self.event(kind, detail)
         self.store.update_repo(self.repo.repo_id, state=state, polled_at=now(), clear_error=True)
 
-    def fail(self, exc: SourceError) -> None:
-        """Record the error that ended the poll early (a poll_failed event)."""
-        self.result.error, self.result.failure = str(exc), exc
-        self.store.update_repo(self.repo.repo_id, polled_at=now(), error=self.result.error)
+    def fail(self, exc: HubwatchError) -> None:
+        """Record the error that ended the poll early (a poll_failed event); a repo whose polls
+        failed `degraded_after` times in a row becomes degraded."""
+        self.result.error = one_line(str(exc)) or type(exc).__name__
+        self.result.failure = exc
         self.event(EventKind.POLL_FAILED, self.result.error)
+        self.result.events += record_failure(
+            self.store, self.repo.repo_id, self.result.error, self.degraded_after
+        )
+
+    def crash(self, exc: Exception) -> None:
+        """Record a poll that crashed on `exc` (a bug, not a SourceError): logged with its type
+        and message, and failed like any poll."""
+        error = f"internal error while polling: {describe(exc)}"
+        log_crash("poll_crashed", exc)
+        self.fail(HubwatchError(error))
+
+    def succeeded(self) -> None:
+        """The poll read what it had to: a degraded repo is active again (repo_recovered)."""
+        if self.tracked.state != RepoState.DEGRADED:  # only failures degrade: none here
+            return
+        if self.store.get_repo(self.repo.repo_id).state == RepoState.DEGRADED:
+            self.set_state(RepoState.ACTIVE, EventKind.REPO_RECOVERED, _recovered(self.tracked))
+
+
+_WARNINGS = (EventKind.POLL_FAILED, EventKind.REPO_DEGRADED)
+
+
+def record_failure(store: Store, repo_id: str, error: str, degraded_after: int) -> list[RepoEvent]:
+    """Count a failed poll; the repo_degraded event when this one makes the repo degraded.
+
+    Only an active repo degrades: a gated, disabled or deleted one already says what is wrong.
+    """
+    failures = store.record_failure(repo_id, error, now())
+    if failures < degraded_after or store.get_repo(repo_id).state != RepoState.ACTIVE:
+        return []
+    store.update_repo(repo_id, state=RepoState.DEGRADED)
+    detail = f"{repo_id}: {failures} polls in a row failed; the last one: {error}"
+    event = RepoEvent(EventKind.REPO_DEGRADED, detail, None, now())
+    store.add_event(repo_id, event)
+    log.warning(event.kind.value, repo=repo_id, failures=failures, detail=detail)
+    return [event]
+
+
+def _recovered(tracked: TrackedRepo) -> str:
+    last = f"; the last error was: {tracked.last_error}" if tracked.last_error else ""
+    return f"{tracked.ref.repo_id} is polled successfully again{last}"
+
+
+def describe(exc: BaseException) -> str:
+    """An exception as one line for users and logs: its type and message, no traceback."""
+    message = one_line(str(exc))
+    if len(message) > 300:
+        message = message[:299] + "…"
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def log_crash(event: str, exc: BaseException, **fields: object) -> None:
+    """Log a crash as one line (type and message); its traceback only at DEBUG."""
+    log.error(event, error=describe(exc), **fields)
+    log.debug(f"{event}_traceback", exc_info=exc, **fields)
 
 
 def now() -> datetime:

@@ -1,28 +1,74 @@
-"""The last step of a poll: each new revision read, estimated, diffed, stored and announced."""
+"""The last step of a poll: each new revision read, estimated, diffed, stored and announced.
+
+Each step is contained to its revision. What stops the poll is only what concerns the whole
+repo or the whole run (`aborts`): auth, deletion, a disabled repo, the store failing, and
+transient source errors, after which the revision is read again by the next poll (until the
+repo has failed `degraded_after` polls in a row: then they too are recorded against the
+revision, so a revision that can never be read does not hold the repo back for ever). Anything
+else, bugs included, is logged as one line, recorded in the revision's `revision.partial` change,
+and the revision is stored with what could be read.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
+from typing import TypeVar
 
 import structlog
 
 from hubwatch import metrics
 from hubwatch.diff import Differ
-from hubwatch.errors import AuthError, RepoGated
-from hubwatch.models import CommitInfo, CommitSha, EventKind, RepoState, Snapshot
+from hubwatch.errors import (
+    AuthError,
+    NotTracked,
+    RepoDisabled,
+    RepoGated,
+    RepoNotFound,
+    SourceError,
+    StoreError,
+)
+from hubwatch.models import (
+    CommitInfo,
+    CommitSha,
+    Estimate,
+    EventKind,
+    RepoState,
+    Snapshot,
+    StoredFile,
+)
 from hubwatch.tracker.compare import diff_snapshot
-from hubwatch.tracker.estimate import with_estimate
-from hubwatch.tracker.record import PollRun, now
-from hubwatch.tracker.snapshot import Limits, take_snapshot
+from hubwatch.tracker.estimate import CONFIG, with_estimate
+from hubwatch.tracker.partial import KIND as PARTIAL
+from hubwatch.tracker.partial import Partial, partial_of, with_partial
+from hubwatch.tracker.record import PollRun, PollStopped, describe, log_crash, now
+from hubwatch.tracker.snapshot import Limits, bare_snapshot, take_snapshot
 
 log = structlog.get_logger(__name__)
+T = TypeVar("T")
 
 Progress = Callable[[int, int, CommitInfo], None]
 """Called after each stored revision with (done, total, commit)."""
 RevisionHook = Callable[[str, CommitSha], None]
 """Called with (repo_id, sha) after a new revision is stored (advisories attach here)."""
+
+_WHOLE_REPO = (AuthError, RepoNotFound, RepoDisabled, NotTracked, PollStopped)
+"""What concerns the repo or the poll as a whole: any other revision would meet it too."""
+
+
+def aborts(run: PollRun, exc: Exception) -> bool:
+    """Whether `exc`, met on one revision, stops the poll instead of being recorded with it.
+
+    Transient source errors and store errors stop it so that the next poll reads the revision
+    again; once the repo's polls have failed `degraded_after` times in a row, they no longer
+    do, so a revision that always fails cannot hold the repo back (if the store is really down,
+    storing the revision fails too, and the poll with it).
+    """
+    if isinstance(exc, _WHOLE_REPO):
+        return True
+    retried = isinstance(exc, StoreError) or (isinstance(exc, SourceError) and exc.transient)
+    return retried and run.tracked.failures < run.degraded_after
 
 
 @dataclass(frozen=True)
@@ -44,47 +90,146 @@ class RevisionPipeline:
         """Store the `commits` (newest first) not in `known`, oldest first; `known` follows."""
         todo = [commit for commit in reversed(commits) if commit.sha not in known]
         for done, commit in enumerate(todo, 1):
-            self._store_one(run, commit, known)
+            structlog.contextvars.bind_contextvars(sha=commit.sha)
+            try:
+                self._store_one(run, commit, known)
+            finally:
+                structlog.contextvars.unbind_contextvars("sha")
             if progress:
                 progress(done, len(todo), commit)
 
     def _store_one(self, run: PollRun, commit: CommitInfo, known: dict[CommitSha, bool]) -> None:
-        repo_id = run.repo.repo_id
-        snapshot = with_estimate(self._snapshot(run, commit), run.store.blob)
+        failed: list[str] = []
+        snapshot, listed = self._read(run, commit, failed)
+        snapshot = _contained(
+            run, "estimate", failed, lambda: with_estimate(snapshot, run.store.blob), snapshot
+        )
         parent = commit.parents[0] if commit.parents else None
         base = parent if parent in known else None
-        snapshot = diff_snapshot(run.store, repo_id, snapshot, base, self.differs)
-        stored = run.store.add_revision(repo_id, snapshot)
+        snapshot, found = self._compare(run, snapshot, base, listed, failed)
+        stored = self._write(run, snapshot, found)
         known[commit.sha] = True
         if not stored:
             return
         run.result.new.append(commit.sha)
+        if found.change() is not None:
+            run.result.partial.append(commit.sha)
         log.info("revision_detected", sha=commit.sha, title=commit.title[:80])
         metrics.REVISIONS.inc()
-        metrics.count_changes(snapshot.changes)
+        metrics.count_changes(with_partial(snapshot, found).changes)
         if run.tracked.head is not None:  # a new commit, not a backfill of old history
             lag = (now() - commit.date).total_seconds()
             metrics.DETECTION_LAG.observe(max(lag, 0.0))
-        self._after_revision(repo_id, commit.sha)
+        self._after_revision(run, commit.sha, found)
 
-    def _snapshot(self, run: PollRun, commit: CommitInfo) -> Snapshot:
-        repo = run.repo
-        structlog.contextvars.bind_contextvars(sha=commit.sha)
+    def _read(self, run: PollRun, commit: CommitInfo, failed: list[str]) -> tuple[Snapshot, bool]:
+        """The snapshot, and whether its files could be listed; when reading it failed, the
+        commit with the files listed (if they were)."""
+        repo, what = run.repo, f"{run.repo.repo_id}@{commit.sha[:12]}"
         try:
-            return run.retry.call(
-                partial(take_snapshot, run.source, repo, commit, run.store, self.limits),
-                f"{repo.repo_id}@{commit.sha[:12]}",
-            )
-        except AuthError as exc:
-            if isinstance(exc, RepoGated) and run.tracked.state != RepoState.GATED:
-                run.set_state(RepoState.GATED, EventKind.REPO_GATED, str(exc))
-            raise
-        finally:
-            structlog.contextvars.unbind_contextvars("sha")
+            files = run.retry.call(lambda: run.source.list_files(repo, commit.sha), what)
+        except Exception as exc:
+            _gated(run, exc)
+            return bare_snapshot(commit, _failed(run, "file list", exc, failed, [])), False
+        take = partial(take_snapshot, run.source, repo, commit, run.store, self.limits, files)
+        try:
+            return run.retry.call(take, what), True
+        except Exception as exc:
+            _gated(run, exc)
+            return bare_snapshot(commit, _failed(run, "snapshot", exc, failed, files)), True
 
-    def _after_revision(self, repo_id: str, sha: CommitSha) -> None:
+    def _compare(
+        self,
+        run: PollRun,
+        snapshot: Snapshot,
+        base: CommitSha | None,
+        listed: bool,
+        failed: list[str],
+    ) -> tuple[Snapshot, Partial]:
+        """The snapshot's changes against `base`, and what it could not read that `base` could
+        (with the steps that `failed` on it). Without its file list a revision is not diffed:
+        every file would seem removed."""
+        repo_id = run.repo.repo_id
+        unchanged = replace(snapshot, base=base, changes=())
+        if listed:
+            diff = partial(diff_snapshot, run.store, repo_id, snapshot, base, self.differs)
+            snapshot = _contained(run, "diff", failed, diff, unchanged)
+        else:
+            snapshot = unchanged
+        base_files: list[StoredFile] = _contained(
+            run, "partial", failed, lambda: run.store.files(repo_id, base) if base else [], []
+        )
+        found = partial_of(snapshot, base_files)
+        found.steps += failed
+        return snapshot, found
+
+    def _write(self, run: PollRun, snapshot: Snapshot, found: Partial) -> bool:
+        """Store the revision. What the store refuses is left out, and recorded: first what was
+        read from the files (contents, estimate, changes), then the file list."""
+        for attempt in (snapshot, _listing_only(snapshot), replace(snapshot, files=())):
+            try:
+                return run.store.add_revision(run.repo.repo_id, with_partial(attempt, found))
+            except Exception as exc:
+                if not attempt.files:  # nothing left to leave out
+                    raise
+                _failed(run, "store", exc, found.steps, None)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _after_revision(self, run: PollRun, sha: CommitSha, found: Partial) -> None:
+        repo_id = run.repo.repo_id
         for hook in self.hooks:
             try:
                 hook(repo_id, sha)
             except Exception as exc:  # a hook must never fail the poll; the revision is stored
-                log.error("revision_hook_failed", sha=sha, error=f"{type(exc).__name__}: {exc}")
+                name = getattr(hook, "__qualname__", type(hook).__name__)
+                log_crash("revision_hook_failed", exc, hook=name)
+                found.steps.append(f"after_revision hook {name} failed: {describe(exc)}")
+                _record_partial(run, sha, found)
+                if sha not in run.result.partial:
+                    run.result.partial.append(sha)
+
+
+def _contained(run: PollRun, step: str, failed: list[str], do: Callable[[], T], fallback: T) -> T:
+    """`do()`, or `fallback` with the failure recorded when it raises (unless it `aborts`)."""
+    try:
+        return do()
+    except Exception as exc:
+        return _failed(run, step, exc, failed, fallback)
+
+
+def _failed(run: PollRun, step: str, exc: Exception, failed: list[str], fallback: T) -> T:
+    """Record that `step` failed on this revision and go on with `fallback`; or re-raise."""
+    if aborts(run, exc):
+        raise exc
+    log_crash("revision_step_failed", exc, step=step)
+    failed.append(f"{step} failed: {describe(exc)}")
+    return fallback
+
+
+def _gated(run: PollRun, exc: Exception) -> None:
+    if isinstance(exc, RepoGated) and run.tracked.state != RepoState.GATED:
+        run.set_state(RepoState.GATED, EventKind.REPO_GATED, str(exc))
+
+
+def _listing_only(snapshot: Snapshot) -> Snapshot:
+    """The commit and its file list, without what was read from the files."""
+    estimate = None
+    if CONFIG in snapshot.contents:
+        estimate = Estimate(ok=False, error="cannot estimate: the revision was stored in part")
+    return replace(
+        snapshot,
+        contents={},
+        headers={},
+        card=None,
+        card_error=None,
+        estimate=estimate,
+        changes=(),
+    )
+
+
+def _record_partial(run: PollRun, sha: CommitSha, found: Partial) -> None:
+    change = found.change()
+    try:
+        run.store.replace_changes(run.repo.repo_id, sha, PARTIAL, [change] if change else [])
+    except Exception as exc:  # the store may be what failed; the log has it
+        log_crash("revision_partial_not_recorded", exc)

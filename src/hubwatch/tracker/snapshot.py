@@ -5,11 +5,12 @@ from __future__ import annotations
 import hashlib
 import json
 import posixpath
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from hubwatch.errors import ContentTooLarge, ContentUnavailable, SourceError
 from hubwatch.models import CommitInfo, FileEntry, ReadResult, ReadStatus, RepoRef, Snapshot
+from hubwatch.models.revision import MISSING_OBJECT
 from hubwatch.sources.base import RevisionSource
 from hubwatch.store.known import KnownContent
 from hubwatch.tracker.card import parse_front_matter
@@ -31,25 +32,29 @@ def take_snapshot(
     commit: CommitInfo,
     known: KnownContent,
     limits: Limits,
+    listed: Sequence[FileEntry] | None = None,
 ) -> Snapshot:
     """Read everything recorded about `commit`, reusing what `known` already holds.
 
-    Non-transient read failures are recorded in the snapshot; transient ones (rate limits,
-    dropped connections) propagate so the caller can retry the revision as a whole.
+    `listed`: the commit's files when the caller listed them already. Non-transient read
+    failures are recorded in the snapshot; transient ones (rate limits, dropped connections)
+    propagate so the caller can retry the revision as a whole. A file whose entry has a
+    `problem` is never read: it is recorded with the problem as the reason.
     """
     commit = _clean_commit(commit)
-    files = _clean_paths(source.list_files(repo, commit.sha))
+    files = _clean_paths(source.list_files(repo, commit.sha) if listed is None else listed)
     by_path = {entry.path: entry for entry in files}
 
-    contents: dict[str, ReadResult] = {}
-    for entry in files:
+    contents = _unreadable(files)
+    readable = [entry for entry in files if entry.problem is None]
+    for entry in readable:
         if entry.path == MODEL_CARD or is_tracked_content(entry.path):
             contents[entry.path] = known.content(entry.path, entry.blob_id) or _read_content(
                 source, repo, commit, entry, limits.max_file_bytes
             )
 
     headers: dict[str, ReadResult] = {}
-    for entry in files:
+    for entry in readable:
         if is_safetensors(entry.path):
             object_id = entry.lfs_sha256 or entry.blob_id
             headers[entry.path] = known.header(object_id) or read_header(
@@ -65,6 +70,27 @@ def take_snapshot(
 
     card, card_error = _card(contents.get(MODEL_CARD), known.blob)
     return Snapshot(commit, tuple(files), contents, headers, card, card_error)
+
+
+def bare_snapshot(commit: CommitInfo, listed: Sequence[FileEntry]) -> Snapshot:
+    """`commit` with its file list and nothing read: what is stored when reading it failed."""
+    files = _clean_paths(listed)
+    return Snapshot(_clean_commit(commit), tuple(files), _unreadable(files))
+
+
+def _unreadable(files: Sequence[FileEntry]) -> dict[str, ReadResult]:
+    """The files whose entry says why they cannot be read: a missing object is unavailable,
+    any other problem (a name like `..`) invalid."""
+    return {
+        entry.path: ReadResult(
+            ReadStatus.UNAVAILABLE
+            if entry.problem.startswith(MISSING_OBJECT)
+            else ReadStatus.INVALID,
+            error=entry.problem,
+        )
+        for entry in files
+        if entry.problem is not None
+    }
 
 
 MAX_PATH = 1024
@@ -87,7 +113,7 @@ def _clean_commit(commit: CommitInfo) -> CommitInfo:
     )
 
 
-def _clean_paths(files: list[FileEntry]) -> list[FileEntry]:
+def _clean_paths(files: Sequence[FileEntry]) -> list[FileEntry]:
     """Paths made storable; the rare path that had to change gets a unique, marked name."""
     seen: set[str] = set()
     clean = []

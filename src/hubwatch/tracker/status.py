@@ -54,6 +54,7 @@ def _note_gating(run: PollRun, status: RepoStatus) -> None:
     repo_id, state = run.repo.repo_id, run.tracked.state
     if status.gated and state != RepoState.GATED:
         run.set_state(RepoState.GATED, EventKind.REPO_GATED, f"{repo_id} became gated")
-    elif not status.gated and state != RepoState.ACTIVE:
+    # A degraded repo recovers when the whole poll succeeds (PollRun.succeeded), not here.
+    elif not status.gated and state not in (RepoState.ACTIVE, RepoState.DEGRADED):
         kind = EventKind.REPO_UNGATED if state == RepoState.GATED else EventKind.REPO_RESTORED
         run.set_state(RepoState.ACTIVE, kind, f"{repo_id} is readable again")

@@ -23,7 +23,7 @@ from hubwatch.errors import NotTracked
 from hubwatch.models import CommitInfo, RepoStatus
 from hubwatch.store.base import Store
 from hubwatch.tracker.discovery import Discovery, DiscoveryResult
-from hubwatch.tracker.poll import PollResult, Tracker, crashed
+from hubwatch.tracker.poll import PollResult, PollStopped, Tracker, crashed
 
 log = structlog.get_logger(__name__)
 
@@ -35,7 +35,7 @@ def default_owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
 
 
-class _Released(Exception):
+class _Released(PollStopped):
     """Raised from the progress callback to stop a poll between two revisions."""
 
 
@@ -128,7 +128,7 @@ class Worker:
             self._release(repo_id, done=True)
             return None
         except Exception as exc:  # a worker must outlive any one repo, even a bug
-            result = crashed(self._store, repo_id, exc)
+            result = crashed(self._store, repo_id, exc, self._tracker.degraded_after)
         finally:
             structlog.contextvars.unbind_contextvars("worker")
         outcome = "failed" if result.error else "new" if result.new else "idle"

@@ -11,13 +11,13 @@ from fastapi import APIRouter, Depends, Query
 from hubwatch.api.deps import StoreDep, require_reader
 from hubwatch.api.schemas import Badge
 from hubwatch.errors import HubwatchError, InvalidRepoId, NotTracked, UnknownRevision
-from hubwatch.models import CommitSha, Severity, validate_repo_id
+from hubwatch.models import CommitSha, RepoState, Severity, validate_repo_id
 from hubwatch.store.base import Store
 
 log = structlog.get_logger(__name__)
 router = APIRouter(prefix="/api/v1", tags=["badges"], dependencies=[Depends(require_reader)])
 
-BadgeKind = Literal["latest", "changes", "advisories", "params", "memory", "breaking"]
+BadgeKind = Literal["latest", "status", "changes", "advisories", "params", "memory", "breaking"]
 CACHE_S = 300
 
 
@@ -51,6 +51,13 @@ def _cvss_rating(score: float) -> str:
 
 
 _RATING_COLOR = {"critical": "red", "high": "orange", "medium": "yellow", "low": "yellowgreen"}
+_STATE_COLOR = {
+    RepoState.ACTIVE: "brightgreen",
+    RepoState.DEGRADED: "orange",
+    RepoState.GATED: "yellow",
+    RepoState.DISABLED: "red",
+    RepoState.DELETED: "red",
+}
 
 
 def badge(
@@ -75,6 +82,9 @@ def badge(
 
 
 def _badge(store: Store, repo_id: str, kind: str, pinned: str | None, now: datetime) -> Badge:
+    if kind == "status":  # whether hubwatch can follow the repo: active, degraded, gated…
+        state = store.get_repo(repo_id).state
+        return Badge(label="hubwatch", message=state.value, color=_STATE_COLOR[state])
     latest = store.latest_revision(repo_id)
     if kind == "breaking":
         count = store.change_counts(repo_id, since=now - timedelta(days=30))[Severity.BREAKING]
@@ -147,6 +157,6 @@ def get_badge(
     store: StoreDep,
     pinned: Annotated[str | None, Query(description="For `changes`: the sha you pin")] = None,
 ) -> Badge:
-    """A shields.io endpoint badge: latest, changes (?pinned=), advisories, params, memory,
-    breaking. Use with https://img.shields.io/endpoint?url=…"""
+    """A shields.io endpoint badge: latest, status (active, degraded…), changes (?pinned=),
+    advisories, params, memory, breaking. Use with https://img.shields.io/endpoint?url=…"""
     return badge(store, f"{org}/{name}", kind, pinned)

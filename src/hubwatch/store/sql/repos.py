@@ -38,6 +38,7 @@ class SqlRepoStore(SqlBase, RepoStore):
             last_polled_at=utc(row.last_polled_at),
             last_error=row.last_error,
             renamed_to=row.renamed_to,
+            failures=row.failures,
         )
 
     def add_repo(self, repo: RepoRef) -> bool:
@@ -101,6 +102,7 @@ class SqlRepoStore(SqlBase, RepoStore):
             values["last_error"] = error
         elif clear_error:
             values["last_error"] = None
+            values["failures"] = 0
         if renamed_to is not None:
             values["renamed_to"] = renamed_to
         if not values:
@@ -109,6 +111,22 @@ class SqlRepoStore(SqlBase, RepoStore):
             self._repo_row(session, repo_id)
             session.exec(update(RepoRow).where(col(RepoRow.repo_id) == repo_id).values(**values))
             session.commit()
+
+    def record_failure(self, repo_id: str, error: str, polled_at: datetime) -> int:
+        with self._session() as session:
+            self._repo_row(session, repo_id)
+            session.exec(
+                update(RepoRow)
+                .where(col(RepoRow.repo_id) == repo_id)
+                .values(
+                    last_error=error, last_polled_at=polled_at, failures=col(RepoRow.failures) + 1
+                )
+            )
+            failures = session.exec(
+                select(RepoRow.failures).where(RepoRow.repo_id == repo_id)
+            ).one()
+            session.commit()
+            return int(failures)
 
     def add_event(self, repo_id: str, event: RepoEvent) -> None:
         with self._session() as session:

@@ -26,6 +26,8 @@ class RepoRow(SQLModel, table=True):
     added_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
     last_polled_at: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True)))
     last_error: str | None = None
+    failures: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
+    """Polls in a row that failed; reset by a successful one (degraded after a few)."""
 
 
 class RevisionRow(SQLModel, table=True):
