@@ -124,4 +124,4 @@ def test_requirements_pins_config_versions_and_library_name(store: SqlStore) -> 
     problems = "\n".join(found.problems)
     assert "broken.py: cannot parse as Python" in problems
     assert "requirements.txt:6: not a requirement" in problems
-    assert "config.json: not JSON" in problems
+    assert "config.json: not valid JSON" in problems

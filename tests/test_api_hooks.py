@@ -76,6 +76,8 @@ def test_without_a_configured_secret_every_call_is_refused() -> None:
         (json.dumps({"repo": {"name": 5}}).encode(), 400),
         (json.dumps(_payload(name="../../etc")).encode(), 400),
         (b'{"repo": {"name": "' + b"a" * 300_000 + b'"}}', 413),
+        (b"[" * 50_000 + b"]" * 50_000, 400),  # nested too deep for the parser to recurse
+        (b'{"repo": {"name": "org/model", "n": NaN}}', 400),
     ],
 )
 def test_a_bad_payload_is_refused_without_polling(body: bytes, status: int) -> None:

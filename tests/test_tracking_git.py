@@ -118,7 +118,11 @@ BAD_HEADERS: dict[str, tuple[bytes, ReadStatus, str]] = {
         ReadStatus.INVALID,
         "claims 4000 bytes but the file has",
     ),
-    "notjson.safetensors": (_header_file(b"this is not json"), ReadStatus.INVALID, "not JSON"),
+    "notjson.safetensors": (
+        _header_file(b"this is not json"),
+        ReadStatus.INVALID,
+        "not valid JSON",
+    ),
     "huge.safetensors": (_header_file(b"{}", claimed=1 << 30), ReadStatus.OVER_CAP, "over the cap"),
     "short.safetensors": (b"\x01\x02", ReadStatus.INVALID, "shorter than 8 bytes"),
     "lying.safetensors": (

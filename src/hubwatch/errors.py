@@ -25,6 +25,7 @@ HubwatchError                    1  500
 ├── UnknownSubscription          3  404  a webhook subscription id the store does not know
 ├── WebhookUrlRefused            2  422  a webhook URL not https, or pointing into a private network
 ├── InvalidChangeKind            2  422  a change kind not in dotted lower case (a ValueError too)
+├── UnsafeContent                1  422  upstream JSON/YAML malformed or over a limit (a ValueError)
 ├── StoreError                   1  503  the database refused something
 │   └── WorkerConflict           1  503  a second worker on a store that allows one (SQLite)
 └── AdvisoryServiceError         1  500  anything an AdvisoryService raises
@@ -190,6 +191,17 @@ class InvalidChangeKind(HubwatchError, ValueError):
     """
 
     exit_code = EXIT_USAGE
+    http_status = HTTPStatus.UNPROCESSABLE_ENTITY
+
+
+class UnsafeContent(HubwatchError, ValueError):
+    """Upstream JSON or YAML that is malformed or over a parsing limit (depth, digits, size).
+
+    The message is the reason, one line naming the limit and its value (`nesting deeper than 64
+    levels`); it is recorded against the file. Also a ValueError, so callers that catch a
+    parser's ValueError keep working.
+    """
+
     http_status = HTTPStatus.UNPROCESSABLE_ENTITY
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -12,8 +11,9 @@ from pathlib import PurePosixPath
 from packaging.requirements import InvalidRequirement, Requirement
 
 from hubwatch.advisories.matching import normalize
-from hubwatch.errors import HubwatchError
+from hubwatch.errors import HubwatchError, UnsafeContent
 from hubwatch.models import ContentSha, Dependency, ReadStatus, StoredFile
+from hubwatch.parsing.json import loads_bounded
 
 PYPI = "PyPI"
 CONFIG_FILES = ("config.json", "generation_config.json")
@@ -110,9 +110,9 @@ def extract(
 
 def _config(path: str, data: bytes, found: Extraction) -> None:
     try:
-        config = json.loads(data)
-    except (ValueError, RecursionError) as exc:
-        found.problems.append(f"{path}: not JSON: {exc}")
+        config = loads_bounded(data)
+    except UnsafeContent as exc:  # not JSON, NaN, nesting or a number over its limit
+        found.problems.append(f"{path}: {exc}")
         return
     version = config.get("transformers_version") if isinstance(config, dict) else None
     if isinstance(version, str) and version.strip():

@@ -13,8 +13,9 @@ import structlog
 from hubwatch.advisories.matching import Verdict, dedupe, evaluate, to_match
 from hubwatch.advisories.records import Record
 from hubwatch.advisories.service import AdvisoryService
-from hubwatch.errors import OsvServiceError
+from hubwatch.errors import OsvServiceError, UnsafeContent
 from hubwatch.models import AdvisoryMatch, Dependency, MatchStatus
+from hubwatch.parsing.json import loads_bounded
 
 log = structlog.get_logger(__name__)
 
@@ -164,8 +165,8 @@ class OsvService(AdvisoryService):
                     raise OsvServiceError(f"OSV.dev refused {problem}: {response.text[:200]}")
                 else:
                     try:
-                        return response.json()
-                    except ValueError:
+                        return loads_bounded(response.content)
+                    except UnsafeContent:
                         raise OsvServiceError(
                             f"OSV.dev answered {method} {path} with a body that is not JSON"
                         ) from None

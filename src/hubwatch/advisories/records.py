@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import yaml
+from hubwatch.errors import UnsafeContent
+from hubwatch.parsing.json import loads_bounded
+from hubwatch.parsing.yaml import BoundedLoader, load_bounded
 
 Record = dict[str, Any]
 
@@ -16,7 +17,7 @@ _SUFFIXES = (".json", ".yaml", ".yml")
 _MAX_RECORD_BYTES = 16 * 1024 * 1024
 
 
-class _OsvYamlLoader(yaml.SafeLoader):
+class _OsvYamlLoader(BoundedLoader):
     """SafeLoader that keeps timestamps and numbers as the strings they are written as.
 
     NOTE: the PyPA advisory database writes `modified: 2024-11-21T14:23:01.871022Z` unquoted;
@@ -32,7 +33,7 @@ _OsvYamlLoader.yaml_implicit_resolvers = {
         if tag
         not in ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
     ]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    for first, resolvers in BoundedLoader.yaml_implicit_resolvers.items()
 }
 
 
@@ -42,10 +43,10 @@ def parse_record(data: bytes, name: str) -> Record:
         text = data.decode("utf-8")
         if name.endswith((".yaml", ".yml")):
             # a SafeLoader subclass: plain data only, never arbitrary objects
-            record = yaml.load(text, Loader=_OsvYamlLoader)
+            record = load_bounded(text, _OsvYamlLoader, _MAX_RECORD_BYTES)
         else:
-            record = json.loads(text)
-    except (UnicodeDecodeError, json.JSONDecodeError, yaml.YAMLError) as exc:
+            record = loads_bounded(text)
+    except (UnicodeDecodeError, UnsafeContent) as exc:
         raise ValueError(f"{name}: not an OSV record: {type(exc).__name__}: {exc}") from None
     if not isinstance(record, dict) or not isinstance(record.get("id"), str):
         raise ValueError(f"{name}: not an OSV record (no string id)")

@@ -12,7 +12,6 @@ events hubwatch has no use for.
 from __future__ import annotations
 
 import hmac
-import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -24,7 +23,7 @@ from fastapi import APIRouter, HTTPException, Request
 from starlette.concurrency import run_in_threadpool
 
 from hubwatch import metrics
-from hubwatch.errors import InvalidRepoId, NotTracked
+from hubwatch.errors import InvalidRepoId, NotTracked, UnsafeContent
 from hubwatch.models import (
     READABLE_STATES,
     CommitSha,
@@ -34,6 +33,7 @@ from hubwatch.models import (
     TrackedRepo,
     validate_repo_id,
 )
+from hubwatch.parsing.json import loads_bounded
 from hubwatch.store.base import Store
 
 log = structlog.get_logger(__name__)
@@ -115,8 +115,8 @@ def hub_hooks_router(secret: str | None, poll_now: PollNow) -> APIRouter:
         if len(raw) > MAX_BODY:
             raise HTTPException(413, "payload too large for a Hub webhook")
         try:
-            payload = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
+            payload = loads_bounded(raw)
+        except UnsafeContent:
             raise HTTPException(400, "payload is not JSON") from None
         repo = payload.get("repo") if isinstance(payload, dict) else None
         if not isinstance(repo, dict) or not isinstance(repo.get("name"), str):

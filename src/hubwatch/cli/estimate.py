@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -23,6 +22,7 @@ from hubwatch.cli.base import app as _app
 from hubwatch.errors import InvalidRepoId
 from hubwatch.estimator import CannotEstimate, Estimate, Job, Memory, Sizing, estimate_json, size
 from hubwatch.models import ReadStatus
+from hubwatch.parsing.json import loads_bounded
 
 MAX_CONFIG_BYTES = 32 * 1024 * 1024
 
@@ -61,7 +61,7 @@ def estimate(
         _cannot_estimate(source, stored.error or "", as_json)
     try:
         sized = size(
-            json.loads(raw),
+            loads_bounded(raw),  # estimate_json read it within the limits already
             context=context,
             batch=batch,
             dtype=dtype,

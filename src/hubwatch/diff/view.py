@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-import orjson
-
+from hubwatch.errors import UnsafeContent
 from hubwatch.models import (
     ContentSha,
     Estimate,
@@ -17,6 +15,7 @@ from hubwatch.models import (
     Snapshot,
     StoredFile,
 )
+from hubwatch.parsing.json import loads_bounded
 
 BlobLoader = Callable[[ContentSha], bytes]
 """Loads stored bytes by their sha256 (`Store.blob`)."""
@@ -156,12 +155,8 @@ class RevisionView:
 
 
 def parse_json(raw: bytes) -> Any:
-    """Parsed JSON, or None when it is not JSON (never raises)."""
+    """Parsed JSON, or None when it is not JSON or over a parsing limit (never raises)."""
     try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        pass  # NaN, integers over 64 bits, very deep nesting: the standard parser takes them
-    try:
-        return json.loads(raw)
-    except (ValueError, RecursionError):
+        return loads_bounded(raw)
+    except UnsafeContent:
         return None

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
+from hubwatch.errors import UnsafeContent
 from hubwatch.estimator.config import CannotEstimate
 from hubwatch.estimator.memory import Memory, kv_bytes_per_token
 from hubwatch.estimator.reconcile import reconcile
 from hubwatch.estimator.sizing import size
 from hubwatch.models.estimate import Estimate
+from hubwatch.parsing.json import loads_bounded
 
 
 def failed(reason: str) -> Estimate:
@@ -21,16 +22,14 @@ def failed(reason: str) -> Estimate:
 def estimate_json(raw: bytes | str, headers: Mapping[str, bytes] | None = None) -> Estimate:
     """Estimate from config.json bytes (and raw safetensors header bytes by path)."""
     try:
-        config = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        return failed(f"config.json is not valid JSON ({exc})")
-    except RecursionError:
-        return failed("config.json is nested too deeply to read")
+        config = loads_bounded(raw)
+    except UnsafeContent as exc:  # not JSON, NaN, nesting or a number over its limit
+        return failed(f"config.json: {exc}")
     parsed: dict[str, Mapping[str, object]] = {}
     for path, data in (headers or {}).items():
         try:
-            header = json.loads(data)
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+            header = loads_bounded(data)
+        except UnsafeContent:
             continue
         if isinstance(header, dict):
             parsed[path] = header

@@ -40,6 +40,10 @@ class Reconciliation:
     files: int
 
 
+_MAX_DIMS = 64
+"""Shapes with more dimensions (a hostile header) are not counted."""
+
+
 def reconcile(
     model: Model, params: ParamCount, headers: Mapping[str, Mapping[str, object]]
 ) -> Reconciliation:
@@ -54,8 +58,13 @@ def reconcile(
                 continue
             dtype = str(info.get("dtype", "?"))[:12]
             shape = info.get("shape")
-            if not isinstance(shape, list) or not all(
-                isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape
+            # NOTE: a hostile header's many or huge dimensions would make math.prod take minutes
+            if (
+                not isinstance(shape, list)
+                or len(shape) > _MAX_DIMS
+                or not all(
+                    isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 2**64 for d in shape
+                )
             ):
                 continue
             numel = math.prod(shape)

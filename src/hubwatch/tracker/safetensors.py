@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-import json
 import struct
 
-from hubwatch.errors import ContentTooLarge, ContentUnavailable, SourceError
+from hubwatch.errors import ContentTooLarge, ContentUnavailable, SourceError, UnsafeContent
 from hubwatch.models import CommitSha, FileEntry, ReadResult, ReadStatus, RepoRef
+from hubwatch.parsing.json import loads_bounded
 from hubwatch.sources.base import RevisionSource
 
 # The first read takes exactly the 8-byte length prefix and the second exactly the header:
 # one request more than huggingface_hub's speculative 100 kB read, but not one byte of weights.
 PREFIX = 8
+MAX_TENSORS = 200_000
+"""Most tensors one header may list (one file of a 1T-parameter MoE holds a few thousand)."""
+MAX_DIMS = 64
+"""Most dimensions of one tensor's shape."""
+MAX_DIM = 2**64
+"""Each dimension is below this (safetensors writes shapes as u64)."""
 
 
 def read_header(
@@ -53,31 +59,49 @@ def read_header(
 def check_header(path: str, body: bytes, data_size: int) -> tuple[ReadStatus, bytes, str | None]:
     """Validate a header against the file it heads; the bytes are kept either way."""
     try:
-        header = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        return ReadStatus.INVALID, body, f"{path}: header is not JSON ({exc})"
+        header = loads_bounded(body.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        return ReadStatus.INVALID, body, f"{path}: header is not UTF-8 (byte {exc.start})"
+    except UnsafeContent as exc:  # not JSON, nested too deep, a number over its limit
+        return ReadStatus.INVALID, body, f"{path}: header: {exc}"
     if not isinstance(header, dict):
         return ReadStatus.INVALID, body, f"{path}: header is not a JSON object"
+    tensors = len(header) - ("__metadata__" in header)
+    if tensors > MAX_TENSORS:
+        many = f"{path}: header lists too many tensors ({tensors}; at most {MAX_TENSORS})"
+        return ReadStatus.INVALID, body, many
     for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        if not (
-            isinstance(info, dict)
-            and isinstance(info.get("dtype"), str)
-            and isinstance(info.get("shape"), list)
-            and isinstance(info.get("data_offsets"), list)
-        ):
-            problem = f"{path}: tensor {name[:80]!r} lacks dtype, shape or data_offsets"
-            return ReadStatus.INVALID, body, problem
-        offsets = info["data_offsets"]
-        if not (
-            len(offsets) == 2
-            and all(isinstance(o, int) for o in offsets)
-            and 0 <= offsets[0] <= offsets[1] <= data_size
-        ):
-            problem = (
-                f"{path}: tensor {name[:80]!r} has data_offsets {str(offsets)[:60]} outside "
-                f"the {data_size} bytes of data"
-            )
-            return ReadStatus.INVALID, body, problem
+        problem = None if name == "__metadata__" else _tensor_problem(name, info, data_size)
+        if problem:
+            return ReadStatus.INVALID, body, f"{path}: {problem}"
     return ReadStatus.STORED, body, None
+
+
+def _tensor_problem(name: str, info: object, data_size: int) -> str | None:
+    """What makes one tensor's entry impossible in a file with `data_size` bytes of data."""
+    if not (
+        isinstance(info, dict)
+        and isinstance(info.get("dtype"), str)
+        and isinstance(info.get("shape"), list)
+        and isinstance(info.get("data_offsets"), list)
+    ):
+        return f"tensor {name[:80]!r} lacks dtype, shape or data_offsets"
+    offsets = info["data_offsets"]
+    if not (
+        len(offsets) == 2
+        and all(isinstance(o, int) for o in offsets)
+        and 0 <= offsets[0] <= offsets[1] <= data_size
+    ):
+        return (
+            f"tensor {name[:80]!r} has data_offsets {str(offsets)[:60]} outside "
+            f"the {data_size} bytes of data"
+        )
+    # NOTE: the product of many or huge dimensions takes minutes; safetensors writes them as u64
+    shape = info["shape"]
+    if len(shape) > MAX_DIMS:
+        return f"tensor {name[:80]!r} has too many dimensions ({len(shape)}; at most {MAX_DIMS})"
+    huge = [d for d in shape if isinstance(d, int) and d >= MAX_DIM]
+    if huge:
+        digits = len(str(huge[0]))
+        return f"tensor {name[:80]!r} has a dimension too large ({digits} digits; at most 2**64-1)"
+    return None

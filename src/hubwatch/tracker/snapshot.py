@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import posixpath
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from hubwatch.errors import ContentTooLarge, ContentUnavailable, SourceError
+from hubwatch.errors import ContentTooLarge, ContentUnavailable, SourceError, UnsafeContent
 from hubwatch.models import CommitInfo, FileEntry, ReadResult, ReadStatus, RepoRef, Snapshot
 from hubwatch.models.revision import MISSING_OBJECT
+from hubwatch.parsing.json import loads_bounded
 from hubwatch.sources.base import RevisionSource
 from hubwatch.store.known import KnownContent
 from hubwatch.tracker.card import parse_front_matter
@@ -157,15 +157,9 @@ def _check_content(path: str, data: bytes) -> tuple[ReadStatus, bytes, str | Non
         return ReadStatus.INVALID, data, f"{path} is not UTF-8 (byte {exc.start})"
     if is_json(path):
         try:
-            json.loads(text)
-        except json.JSONDecodeError as exc:
-            return (
-                ReadStatus.INVALID,
-                data,
-                f"{path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
-            )
-        except RecursionError:
-            return ReadStatus.INVALID, data, f"{path} is nested too deeply to parse"
+            loads_bounded(text)
+        except UnsafeContent as exc:  # not JSON, NaN, nesting or a number over its limit
+            return ReadStatus.INVALID, data, f"{path}: {exc}"
     return ReadStatus.STORED, data, None
 
 
@@ -187,8 +181,8 @@ def _missing_shards(
             continue
         raw = _bytes_of(result, load)
         try:
-            weight_map = json.loads(raw or b"{}").get("weight_map", {})
-        except (json.JSONDecodeError, AttributeError):
+            weight_map = loads_bounded(raw or b"{}").get("weight_map", {})
+        except (UnsafeContent, AttributeError):
             continue
         if not isinstance(weight_map, dict):
             continue
@@ -208,5 +202,5 @@ def _card(
         return None, result.error if result else None
     try:
         return parse_front_matter(raw.decode("utf-8", "replace")), None
-    except ValueError as exc:
-        return None, str(exc)
+    except UnsafeContent as exc:
+        return None, f"{MODEL_CARD} front matter: {exc}"
