@@ -127,8 +127,8 @@ def test_non_utf8_message_and_author_are_replaced_and_said() -> None:
     commit = parse_commit(SHA, raw)
     assert commit.authors == ("\ufffd\ufffd <a@x>",) and commit.title == "bad \ufffd("
     assert commit.problems == (
-        "author name is not utf-8 (byte 0); stored with replacements",
-        "commit message is not utf-8 (byte 4); stored with replacements",
+        "author name is not UTF-8 (byte 0); stored with replacements",
+        "commit message is not UTF-8 (byte 4); stored with replacements",
     )
 
 
@@ -136,7 +136,7 @@ def test_an_encoding_header_is_honoured_as_git_log_does() -> None:
     raw = b"committer C <c@x> 0 +0000\nencoding ISO-8859-1\n\ncaf\xe9"
     assert parse_commit(SHA, raw).title == "café"
     raw = b"committer C <c@x> 0 +0000\nencoding punycode\n\ncaf\xe9"
-    assert parse_commit(SHA, raw).problems[0].startswith("commit message is not utf-8")
+    assert parse_commit(SHA, raw).problems[0].startswith("commit message is not UTF-8")
 
 
 def test_record_separators_in_a_message_are_only_text() -> None:

@@ -240,7 +240,8 @@ def _text(raw: bytes, codec: str, what: str, problems: list[str]) -> str:
     try:
         return raw.decode(codec)
     except UnicodeDecodeError as exc:
-        problems.append(f"{what} is not {codec} (byte {exc.start}); stored with replacements")
+        shown = "UTF-8" if codec == "utf-8" else codec
+        problems.append(f"{what} is not {shown} (byte {exc.start}); stored with replacements")
         return raw.decode(codec, "replace")
 
 
