@@ -27,6 +27,14 @@ from typing import Any
 
 import yaml
 
+from hubwatch.diff.events import event_change
+from hubwatch.models import RepoRef, SourceKind
+from hubwatch.sources.git import GitSource
+from hubwatch.sources.retry import RetryPolicy
+from hubwatch.store.sql import SqlStore
+from hubwatch.tracker.poll import Tracker
+from hubwatch.tracker.snapshot import Limits
+
 #: What the bench and the test suite hold hubwatch to (issue 13).
 TARGETS = {"recall": 0.95, "precision": 0.95, "severity": 0.95, "reports_per_event": 1.2}
 
@@ -250,3 +258,44 @@ def report_lines(scores: Iterable[tuple[str, Score]]) -> list[str]:
         lines.append(f"{title} ({len(items)}):")
         lines += [f"  {item}" for item in items]
     return lines
+
+
+def track_git(repo: Path, repo_id: str, workdir: Path) -> list[RevisionReport]:
+    """Track the git repository at `repo` with the real Tracker and GitSource over a fresh
+    SQLite store in `workdir`; return what was stored for each revision, oldest first."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    store = SqlStore(f"sqlite:///{workdir / 'hubwatch.db'}")
+    store.start()
+    try:
+        source = GitSource(workdir / "mirrors", timeout_s=300)
+        retry = RetryPolicy(attempts=2, sleep=lambda _s: None)
+        Tracker(store, {SourceKind.GIT: source}, Limits(), retry).track(
+            RepoRef(repo_id, SourceKind.GIT, str(repo))
+        )
+        return stored_reports(store, repo_id)
+    finally:
+        store.close()
+
+
+def stored_reports(store: SqlStore, repo_id: str) -> list[RevisionReport]:
+    """Every stored revision with its changes, and its repo events as changes (events without
+    a revision go on a last entry titled "(repo events)")."""
+    recorded = {rc.revision.sha: rc.changes for rc in store.changes(repo_id)}
+    found: dict[str, list[Reported]] = {
+        r.sha: [
+            Reported(c.kind, c.severity.value, c.path, c.summary) for c in recorded.get(r.sha, ())
+        ]
+        for r in store.history(repo_id)
+    }
+    loose: list[Reported] = []
+    for event in store.events(repo_id):
+        change = event_change(event)
+        if change is None:
+            continue
+        item = Reported(change.kind, change.severity.value, None, change.summary)
+        found.get(event.sha or "", loose).append(item)
+    titles = {r.sha: r.title for r in store.history(repo_id)}
+    out = [RevisionReport(sha, titles[sha], tuple(items)) for sha, items in found.items()]
+    if loose:
+        out.append(RevisionReport("", "(repo events)", tuple(loose)))
+    return out
