@@ -8,7 +8,15 @@ import posixpath
 from typing import Any
 
 from hubwatch.diff.files import unified
-from hubwatch.diff.sections import arrow, changed_keys, first_upload, listing, same_blob, show
+from hubwatch.diff.sections import (
+    arrow,
+    changed_keys,
+    digest,
+    first_upload,
+    listing,
+    same_blob,
+    show,
+)
 from hubwatch.diff.view import RevisionView
 from hubwatch.models import Change, Severity
 
@@ -143,12 +151,14 @@ def _token_bytes(tekken: dict[str, Any]) -> list[Any]:
 
 def tekken_change(before: Any, after: Any, path: str) -> Change | None:
     """One change for tekken.json: its config (vocabulary size, pattern, version), its special
-    tokens, and how many vocabulary ranks hold other bytes; each vocabulary is walked once."""
+    tokens, and how many vocabulary ranks hold other bytes; each vocabulary is walked once.
+    Before/after hold what moved, and the vocabulary as its size and a digest."""
     b, a = _tekken_summary(before), _tekken_summary(after)
     if b is None or a is None:
         return None
     parts, severities = [], []
-    for key in changed_keys(b["config"], a["config"]):
+    keys = changed_keys(b["config"], a["config"])
+    for key in keys:
         parts.append(f"{key} {arrow(b['config'].get(key), a['config'].get(key))}")
         severities.append(Severity.BEHAVIOR if key == "version" else Severity.BREAKING)
     sb, sa = b["special_tokens"], a["special_tokens"]
@@ -164,8 +174,23 @@ def tekken_change(before: Any, after: Any, path: str) -> Change | None:
         severities.append(Severity.BREAKING)
     if not parts:
         return None
-    b["vocab"], a["vocab"] = len(tb), len(ta)
-    return Change("mistral.tekken", _worst(severities), f"{path}: {'; '.join(parts)}.", path, b, a)
+
+    def side(summary: dict[str, Any], tokens: list[Any]) -> dict[str, Any]:
+        return {
+            "config": {key: summary["config"].get(key) for key in keys},
+            "special_tokens": {r: summary["special_tokens"].get(r) for r in moved},
+            "vocab": {"tokens": len(tokens), "digest": digest(tokens)},
+        }
+
+    return Change(
+        "mistral.tekken",
+        _worst(severities),
+        f"{path}: {'; '.join(parts)}.",
+        path,
+        side(b, tb),
+        side(a, ta),
+        "\n".join(parts),
+    )
 
 
 def _rank(rank: str) -> tuple[int, str]:
