@@ -21,6 +21,8 @@ from hubwatch.diff.config import diff_config
 from hubwatch.diff.estimate import diff_estimate
 from hubwatch.diff.files import diff_card, diff_code, diff_files
 from hubwatch.diff.generation import diff_generation
+from hubwatch.diff.health import diff_health
+from hubwatch.diff.mistral import diff_mistral
 from hubwatch.diff.tokenizer import diff_tokenizer
 from hubwatch.diff.view import RevisionView
 from hubwatch.diff.weights import diff_weights
@@ -44,6 +46,8 @@ DIFFERS.update(
         "weights": diff_weights,
         "code": diff_code,
         "card": diff_card,
+        "mistral": diff_mistral,
+        "health": diff_health,
         "estimate": diff_estimate,
     }
 )

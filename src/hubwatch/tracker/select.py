@@ -27,6 +27,10 @@ _NAMES = frozenset(
         "video_preprocessor_config.json",
         "feature_extractor_config.json",
         "image_processor_config.json",
+        # Mistral-native format (vLLM's mistral mode, mistral-common)
+        "params.json",
+        "tekken.json",
+        "SYSTEM_PROMPT.txt",
     }
 )
 _PATTERNS = (
