@@ -115,8 +115,8 @@ def _max_batch(old: Estimate, new: Estimate) -> list[Change]:
                 Severity.BEHAVIOR if lost else Severity.INFO,
                 f"largest {workload} batch per card: {shown}",
                 CONFIG,
-                {gpu: b[0] for gpu, (b, _) in moved.items()},
-                {gpu: a[0] for gpu, (_, a) in moved.items()},
+                {gpu: {"max_batch": b[0], "cards": b[1]} for gpu, (b, _) in moved.items()},
+                {gpu: {"max_batch": a[0], "cards": a[1]} for gpu, (_, a) in moved.items()},
                 detail=f"workload {workload}",
             )
         )

@@ -119,10 +119,18 @@ MEMORY_GREW = Condition(
 BATCH_LOST = Condition(
     "a card that fitted no longer does",
     lambda change: any(
-        isinstance(b, int) and b >= 1 and _side(change.after, gpu) == 0
+        _batch(b) >= 1 and _batch(_side(change.after, gpu)) == 0
         for gpu, b in (change.before.items() if isinstance(change.before, Mapping) else ())
     ),
 )
+
+
+def _batch(fit: Any) -> int:
+    """A largest batch as estimate.max_batch stores it ({"max_batch", "cards"}), or -1."""
+    value = _side(fit, "max_batch") if isinstance(fit, Mapping) else fit
+    return value if isinstance(value, int) else -1
+
+
 ADVISORY_ADDED = Condition(
     "an advisory now applies",
     lambda change: bool(set(change.after or ()) - set(change.before or ())),
