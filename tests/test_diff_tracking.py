@@ -31,8 +31,12 @@ def test_granite_chat_template_update_is_a_behavior_change(
     make_tracker(store, tmp_path).track(RepoRef(GRANITE, SourceKind.GIT, str(granite_git)))
     [(kind, severity, summary)] = _by_title(store, GRANITE)["Updated chat template"]
     assert (kind, severity) == ("chat_template.rendered", Severity.BEHAVIOR)
-    # The fix loops over loop_messages: a system message is no longer rendered twice.
-    assert "'system + user, generation prompt', 'system + user, no generation prompt'" in summary
+    # The fix loops over loop_messages: a system message is no longer rendered twice. The
+    # summary is one line of at most 160 characters; the whole list is in the detail.
+    assert summary.startswith("tokenizer_config.json: the chat template renders 2 of 6 canonical")
+    assert "'system + user, generation prompt'" in summary and len(summary) <= 160
+    [change] = [c for rc in store.changes(GRANITE) for c in rc.changes if c.kind == kind]
+    assert "'system + user, no generation prompt'" in (change.detail or "")
     assert "user only" not in summary
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated
 
 import typer
+from rich.padding import Padding
+from rich.table import Table
 
 from hubwatch.cli.base import (
     JsonOption,
@@ -20,6 +23,7 @@ from hubwatch.cli.base import (
 )
 from hubwatch.diff.events import event_change
 from hubwatch.diff.plugins import load_differs
+from hubwatch.diff.policy import table as policy_table
 from hubwatch.models import Change, Severity
 from hubwatch.models.timestamps import to_minute
 from hubwatch.tracker.compare import diff_stored
@@ -32,26 +36,60 @@ _STYLE = {
 }
 
 
-def _line(change: Change) -> str:
-    severity = change.severity
-    return (
-        f"  [{_STYLE[severity]}]{severity.value:<8}[/] {shown(change.kind):<28} "
-        f"{shown(change.summary)}"
-    )
+def _changes_table(rows: Iterable[tuple[str | None, Change]]) -> Padding:
+    """Changes as an indented grid whose kind and summary wrap (fold), never cut, to the width."""
+    rows = list(rows)
+    grid = Table.grid(padding=(0, 1))
+    if any(at is not None for at, _ in rows):
+        grid.add_column(no_wrap=True)
+    grid.add_column(no_wrap=True, min_width=8)
+    grid.add_column(overflow="fold", max_width=30)
+    grid.add_column(overflow="fold", ratio=1)
+    for at, change in rows:
+        severity = change.severity
+        cells = [] if at is None else [at]
+        grid.add_row(
+            *cells,
+            f"[{_STYLE[severity]}]{severity.value}[/]",
+            shown(change.kind),
+            shown(change.summary),
+        )
+    return Padding(grid, (0, 0, 0, 2))
+
+
+def _explain() -> None:
+    """The severity policy, one row per (kind, condition)."""
+    grid = Table("kind", "condition", "severity", "reason")
+    for column in grid.columns:
+        column.overflow = "fold"
+    for kind, condition, severity, reason in policy_table():
+        grid.add_row(kind, condition, f"[{_STYLE[Severity(severity)]}]{severity}[/]", reason)
+    out.print(grid)
 
 
 @app.command()
 @exit_on_error()
 def changes(
-    repo_id: RepoArg,
+    repo_id: Annotated[
+        str | None, typer.Argument(metavar="ORG/NAME", help="Repository id.", show_default=False)
+    ] = None,
     since: Annotated[
         str | None,
         typer.Option("--since", metavar="REV", help="Only revisions after this one."),
     ] = None,
     severity: SeverityOption = None,
     as_json: JsonOption = False,
+    explain: Annotated[
+        bool,
+        typer.Option("--explain", help="Print the severity policy (kind, condition) and exit."),
+    ] = False,
 ) -> None:
     """Show what each stored revision changed, oldest first, with repo events."""
+    if explain:
+        _explain()
+        return
+    if repo_id is None:
+        raise typer.BadParameter("ORG/NAME is needed (or --explain)", param_hint="ORG/NAME")
     with stored(repo_id) as store:
         recorded = store.changes(repo_id, since=since, min_severity=severity)
         start = store.revision(repo_id, since).date if since else None
@@ -82,13 +120,13 @@ def changes(
         return
     for rc in recorded:
         rev = rc.revision
-        out.print(f"[bold]{rev.sha[:12]}[/] {to_minute(rev.date)} {shown(rev.title, 70)}")
-        for change in rc.changes:
-            out.print(_line(change), highlight=False)
+        title = f"[bold]{rev.sha[:12]}[/] {to_minute(rev.date)} {shown(rev.title)}"
+        out.print(title, soft_wrap=False, overflow="fold", highlight=False)
+        out.print(_changes_table((None, c) for c in rc.changes), highlight=False)
     if events:
         out.print("[bold]repo events[/]")
-        for event, change in events:
-            out.print(f"  {to_minute(event.at)}" + _line(change), highlight=False)
+        rows = ((to_minute(event.at), change) for event, change in events)
+        out.print(_changes_table(rows), highlight=False)
     if not recorded and not events:
         out.print("no recorded changes", highlight=False)
 
@@ -111,8 +149,7 @@ def diff(
     if as_json:
         print_json({"repo": repo_id, "from": a.sha, "to": b.sha, "changes": found})
         return
-    out.print(f"[bold]{shown(repo_id)}[/] {a.sha[:12]} → {b.sha[:12]}")
-    for change in found:
-        out.print(_line(change), highlight=False)
+    out.print(f"[bold]{shown(repo_id)}[/] {a.sha[:12]} → {b.sha[:12]}", soft_wrap=False)
+    out.print(_changes_table((None, c) for c in found), highlight=False)
     if not found:
         out.print("  no changes", highlight=False)

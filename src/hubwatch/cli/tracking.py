@@ -149,16 +149,32 @@ def history(repo_id: RepoArg, as_json: JsonOption = False) -> None:
     if as_json:
         print_json({"repo": repo_id, "revisions": revisions, "events": events})
         return
-    table = Table("sha", "date", "title", "changed files")
+    table = _folding("sha", "date", "title", "changed files")
     for rev in revisions:
-        title = shown(rev.title, 60) + ("" if rev.reachable else r" \[unreachable]")
-        changed = ", ".join(rev.changed[:6]) + (" …" if len(rev.changed) > 6 else "")
+        title = shown(rev.title) + ("" if rev.reachable else r" \[unreachable]")
+        changed = ", ".join(rev.changed[:_FILES_SHOWN])
+        if len(rev.changed) > _FILES_SHOWN:
+            changed += f" and {len(rev.changed) - _FILES_SHOWN} more"
         table.add_row(rev.sha[:12], to_minute(rev.date), title, shown(changed))
     out.print(table)
     for event in events:
         out.print(
-            f"{to_minute(event.at)} {event.kind.value}: {shown(event.detail)}", highlight=False
+            f"{to_minute(event.at)} {event.kind.value}: {shown(event.detail)}",
+            highlight=False,
+            soft_wrap=False,
+            overflow="fold",
         )
+
+
+_FILES_SHOWN = 6
+
+
+def _folding(*headers: str) -> Table:
+    """A table whose cells wrap (fold) to the terminal's width instead of being cut with "…"."""
+    table = Table(*headers)
+    for column in table.columns:
+        column.overflow = "fold"
+    return table
 
 
 @app.command()
@@ -175,12 +191,16 @@ def show(
     if as_json:
         print_json({"revision": revision, "files": files})
         return
-    out.print(f"[bold]{shown(repo_id)}[/] {revision.sha}")
-    out.print(f"date:    {to_minute(revision.date)}\nauthors: {shown(', '.join(revision.authors))}")
-    out.print(f"title:   {shown(revision.title)}")
+    lines = [
+        f"[bold]{shown(repo_id)}[/] {revision.sha}",
+        f"date:    {to_minute(revision.date)}\nauthors: {shown(', '.join(revision.authors))}",
+        f"title:   {shown(revision.title)}",
+    ]
     if revision.card:
-        out.print(f"card:    {shown(json.dumps(revision.card))}")
-    table = Table("path", "size", "changed", "content", "header", "note")
+        lines.append(f"card:    {shown(json.dumps(revision.card))}")
+    for line in lines:
+        out.print(line, soft_wrap=False, overflow="fold")
+    table = _folding("path", "size", "changed", "content", "header", "note")
     changed = set(revision.changed)
     for f in files:
         note = f.content_error or f.header_error or ""
@@ -190,7 +210,7 @@ def show(
             "yes" if f.path in changed else "",
             f.content_status.value if f.content_status else "",
             f.header_status.value if f.header_status else "",
-            shown(note, 80),
+            shown(note),
         )
     out.print(table)
 

@@ -23,6 +23,7 @@ from hubwatch.diff.files import diff_card, diff_code, diff_files
 from hubwatch.diff.generation import diff_generation
 from hubwatch.diff.health import diff_health
 from hubwatch.diff.mistral import diff_mistral
+from hubwatch.diff.policy import apply_policy
 from hubwatch.diff.tokenizer import diff_tokenizer
 from hubwatch.diff.view import RevisionView
 from hubwatch.diff.weights import diff_weights
@@ -58,7 +59,11 @@ __all__ = ["DIFFERS", "Differ", "RevisionView", "diff_revisions"]
 def diff_revisions(
     old: RevisionView, new: RevisionView, differs: Mapping[str, Differ] | None = None
 ) -> list[Change]:
-    """Every change from `old` to `new`, most severe first; a failing differ is recorded."""
+    """Every change from `old` to `new`, most severe first; a failing differ is recorded.
+
+    The severity policy (`hubwatch.diff.policy`) has the last word on each change's severity,
+    drops no-ops and cuts summaries to one line.
+    """
     changes: list[Change] = []
     for name, differ in (DIFFERS if differs is None else differs).items():
         try:
@@ -72,4 +77,4 @@ def diff_revisions(
                     f"The {name} differ failed: {type(exc).__name__}: {str(exc)[:200]}",
                 )
             )
-    return sorted(changes, key=lambda change: -change.severity.rank)
+    return sorted(apply_policy(changes), key=lambda change: -change.severity.rank)

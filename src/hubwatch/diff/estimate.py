@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from hubwatch.diff.view import RevisionView
 from hubwatch.models import Change, Estimate, Severity
 
@@ -98,27 +100,39 @@ def _max_batch(old: Estimate, new: Estimate) -> list[Change]:
     for workload, cards in new.max_batch.items():
         was = old.max_batch.get(workload, {})
         moved = {
-            gpu: (was[gpu]["max_batch"], fit["max_batch"])
+            gpu: (_fit(was[gpu]), _fit(fit))
             for gpu, fit in cards.items()
             if gpu in was
             and (was[gpu]["max_batch"], was[gpu]["cards"]) != (fit["max_batch"], fit["cards"])
         }
         if not moved:
             continue
-        lost = any(b >= 1 and a == 0 for b, a in moved.values())
-        shown = ", ".join(f"{gpu} {b} -> {a}" for gpu, (b, a) in moved.items())
+        lost = any(b[0] >= 1 and a[0] == 0 for b, a in moved.values())
+        shown = ", ".join(f"{gpu} {_batch(*b)} -> {_batch(*a)}" for gpu, (b, a) in moved.items())
         out.append(
             Change(
                 "estimate.max_batch",
                 Severity.BEHAVIOR if lost else Severity.INFO,
                 f"largest {workload} batch per card: {shown}",
                 CONFIG,
-                {gpu: b for gpu, (b, _) in moved.items()},
-                {gpu: a for gpu, (_, a) in moved.items()},
+                {gpu: {"max_batch": b[0], "cards": b[1]} for gpu, (b, _) in moved.items()},
+                {gpu: {"max_batch": a[0], "cards": a[1]} for gpu, (_, a) in moved.items()},
                 detail=f"workload {workload}",
             )
         )
     return out
+
+
+def _fit(fit: dict[str, Any]) -> tuple[int, int]:
+    return fit["max_batch"], fit.get("cards", 1)
+
+
+_CARDS = {2: "two", 3: "three", 4: "four"}
+
+
+def _batch(batch: int, cards: int) -> str:
+    """A largest batch, with the cards it needs when one is not enough: `7 ×2 (two cards)`."""
+    return f"{batch} ×{cards} ({_CARDS.get(cards, cards)} cards)" if cards > 1 else str(batch)
 
 
 def diff_estimate(old: RevisionView, new: RevisionView) -> list[Change]:

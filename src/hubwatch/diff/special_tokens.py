@@ -50,7 +50,13 @@ def tokenizer_config_changes(old: RevisionView, new: RevisionView, path: str) ->
             Change(
                 "tokenizer.other",
                 Severity.INFO,
-                f"{path}: {len(rest)} other setting(s) changed: {listing(rest)}.",
+                f"{path}: {len(rest)} other setting(s) changed: "
+                + (
+                    ", ".join(f"{k} {arrow(before.get(k), after.get(k))}" for k in rest)
+                    if len(rest) <= 3
+                    else listing(rest)
+                )
+                + ".",
                 path,
                 {k: before.get(k) for k in rest},
                 {k: after.get(k) for k in rest},

@@ -1,0 +1,354 @@
+"""The one severity policy: a table of (kind, condition) → severity, applied to every change.
+
+Differs may set a provisional severity; `apply_policy` has the last word. It also drops no-op
+changes (nothing moved) and keeps each summary to one line of at most 160 characters, the rest
+going to the detail. `hubwatch changes --explain` prints `RULES`; the README holds the same table.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from hubwatch.models import Change, Severity
+
+SUMMARY_MAX = 160
+"""The longest summary kept; what is past it moves to the detail."""
+
+BREAKING, SECURITY, BEHAVIOR, INFO = (
+    Severity.BREAKING,
+    Severity.SECURITY,
+    Severity.BEHAVIOR,
+    Severity.INFO,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """A named predicate on a change."""
+
+    name: str
+    """What it says, for people: "license restored (before empty)"."""
+    test: Callable[[Change], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One row of the policy: changes of `kind` meeting `condition` are `severity`."""
+
+    kind: str
+    """An exact kind, or a prefix ending in "." that matches every kind under it."""
+    condition: Condition
+    severity: Severity
+    reason: str
+    """One line: why that severity."""
+
+    def matches(self, change: Change) -> bool:
+        """Whether this row applies to `change`."""
+        kind_ok = (
+            change.kind.startswith(self.kind)
+            if self.kind.endswith(".")
+            else change.kind == self.kind
+        )
+        return kind_ok and self.condition.test(change)
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value == "" or value == [] or value == {}
+
+
+def _side(value: Any, key: str) -> Any:
+    return value.get(key) if isinstance(value, Mapping) else None
+
+
+def _keys(change: Change) -> set[str]:
+    return {
+        str(k) for side in (change.before, change.after) if isinstance(side, Mapping) for k in side
+    }
+
+
+ANY = Condition("any", lambda change: True)
+DIFFER_BREAKING = Condition(
+    "tokens removed or re-numbered (the differ's finding)",
+    lambda change: change.severity is BREAKING,
+)
+DIFFER_SECURITY = Condition(
+    "a sandbox violation (the differ's finding)", lambda change: change.severity is SECURITY
+)
+RESTORED = Condition(
+    "license restored (before empty)",
+    lambda change: _empty(change.before) and not _empty(change.after),
+)
+EOS_FORM = Condition(
+    "eos list → int (or int → list)",
+    lambda change: (
+        "eos_token_id" in _keys(change)
+        and isinstance(_side(change.before, "eos_token_id"), list)
+        != isinstance(_side(change.after, "eos_token_id"), list)
+        and not _empty(_side(change.before, "eos_token_id"))
+        and not _empty(_side(change.after, "eos_token_id"))
+    ),
+)
+
+
+def _removed(*keys: str) -> Callable[[Change], bool]:
+    def test(change: Change) -> bool:
+        return any(
+            not _empty(_side(change.before, k)) and _empty(_side(change.after, k)) for k in keys
+        )
+
+    return test
+
+
+PAD_ID_REMOVED = Condition("pad or eos id removed", _removed("pad_token_id", "eos_token_id"))
+SPECIAL_REMOVED = Condition(
+    "a special token removed",
+    _removed("pad_token", "eos_token", "bos_token", "unk_token", "additional_special_tokens"),
+)
+PARAMS_GREW = Condition(
+    "total parameters moved by 1% or more",
+    lambda change: _relative(_side(change.before, "total"), _side(change.after, "total")) >= 0.01,
+)
+MEMORY_GREW = Condition(
+    "serving memory moved by 10% or more",
+    lambda change: _relative(change.before, change.after) >= 0.1,
+)
+BATCH_LOST = Condition(
+    "a card that fitted no longer does",
+    lambda change: any(
+        _batch(b) >= 1 and _batch(_side(change.after, gpu)) == 0
+        for gpu, b in (change.before.items() if isinstance(change.before, Mapping) else ())
+    ),
+)
+
+
+def _batch(fit: Any) -> int:
+    """A largest batch as estimate.max_batch stores it ({"max_batch", "cards"}), or -1."""
+    value = _side(fit, "max_batch") if isinstance(fit, Mapping) else fit
+    return value if isinstance(value, int) else -1
+
+
+ADVISORY_ADDED = Condition(
+    "an advisory now applies",
+    lambda change: bool(set(change.after or ()) - set(change.before or ())),
+)
+IN_TOKENIZER_JSON = Condition(
+    "in tokenizer.json (its padding settings)",
+    lambda change: (change.path or "").endswith("tokenizer.json"),
+)
+_MISTRAL_SHAPE = frozenset(
+    {"dim", "n_layers", "head_dim", "hidden_dim", "n_heads", "n_kv_heads", "vocab_size", "moe"}
+    | {"vision_encoder", "tied_embeddings", "norm_eps", "quantization"}
+)
+_MISTRAL_CONTEXT = frozenset({"max_seq_len", "max_position_embeddings", "rope_theta", "yarn"})
+MISTRAL_SHAPE = Condition(
+    "dimensions, vocabulary, MoE or vision changed",
+    lambda change: bool(_keys(change) & _MISTRAL_SHAPE),
+)
+MISTRAL_CONTEXT = Condition(
+    "context or rope changed", lambda change: bool(_keys(change) & _MISTRAL_CONTEXT)
+)
+_HEALTHY = re.compile(r"\b(again|now (complete|consistent|loadable)|healthy)\b", re.I)
+HEALTHY_AGAIN = Condition(
+    "healthy again (after ok)",
+    lambda change: (
+        _side(change.after, "healthy") is True
+        or _side(change.after, "ok") is True
+        or change.after is True
+        or (not isinstance(change.after, Mapping | bool) and bool(_HEALTHY.search(change.summary)))
+    ),
+)
+
+
+def _relative(before: Any, after: Any) -> float:
+    if not isinstance(before, int | float) or not isinstance(after, int | float):
+        return 0.0
+    return abs(after - before) / before if before else float("inf")
+
+
+def _row(kind: str, condition: Condition, severity: Severity, reason: str) -> Rule:
+    return Rule(kind, condition, severity, reason)
+
+
+RULES: tuple[Rule, ...] = (
+    # the model's shape and how it is loaded
+    _row("config.architecture", ANY, BREAKING, "another model class is built"),
+    _row("config.dimensions", ANY, BREAKING, "existing checkpoints and code no longer fit"),
+    _row("config.vocab_size", ANY, BREAKING, "the embedding and token ids no longer line up"),
+    _row("config.tie_word_embeddings", ANY, BREAKING, "a weight is shared or split"),
+    _row("config.quantization", ANY, BREAKING, "another loader and kernels are needed"),
+    _row("config.special_token_ids", EOS_FORM, BREAKING, "code reading one int id breaks"),
+    _row("config.special_token_ids", PAD_ID_REMOVED, BREAKING, "padding or stopping breaks"),
+    _row("config.special_token_ids", ANY, BEHAVIOR, "generation stops or pads elsewhere"),
+    _row("config.context", ANY, BEHAVIOR, "long inputs are handled differently"),
+    _row("config.dtype", ANY, BEHAVIOR, "default precision, memory and outputs change"),
+    _row("config.attention", ANY, BEHAVIOR, "another attention kernel runs"),
+    _row("config.auto_map_external", ANY, SECURITY, "code from another repo runs on load"),
+    _row("config.auto_map", ANY, SECURITY, "other custom code runs on load"),
+    _row("config.other", ANY, INFO, "settings no loader reads for shapes"),
+    _row("mistral.params", MISTRAL_SHAPE, BREAKING, "like config.json: the model's shape"),
+    _row("mistral.params", MISTRAL_CONTEXT, BEHAVIOR, "like config.json: context and rope"),
+    _row("mistral.params", ANY, INFO, "like config.json: other settings"),
+    # generation defaults
+    _row("generation.stop_tokens", ANY, BREAKING, "generation stops elsewhere, or never"),
+    _row("generation.sampling", ANY, BEHAVIOR, "sampled outputs change"),
+    _row("generation.length", ANY, BEHAVIOR, "outputs are cut at another length"),
+    _row("generation.special_token_ids", ANY, BEHAVIOR, "padding or start token changes"),
+    _row("generation.other", ANY, INFO, "other generation settings"),
+    # tokenizer
+    _row("tokenizer.vocab", DIFFER_BREAKING, BREAKING, "ids mean other text"),
+    _row("tokenizer.vocab", ANY, BEHAVIOR, "tokens added: inputs split differently"),
+    _row("tokenizer.added_tokens", DIFFER_BREAKING, BREAKING, "ids mean other text"),
+    _row("tokenizer.added_tokens", ANY, BEHAVIOR, "tokens added: inputs split differently"),
+    _row("tokenizer.special_tokens", SPECIAL_REMOVED, BREAKING, "padding or stopping breaks"),
+    _row("tokenizer.special_tokens", ANY, BEHAVIOR, "other special tokens are used"),
+    _row("tokenizer.add_special_tokens", ANY, BEHAVIOR, "bos/eos added to inputs or not"),
+    _row("tokenizer.padding", IN_TOKENIZER_JSON, INFO, "fixed padding a caller usually overrides"),
+    _row("tokenizer.padding", ANY, BEHAVIOR, "batches are padded on another side"),
+    _row("tokenizer.truncation", ANY, INFO, "fixed truncation a caller usually overrides"),
+    _row("tokenizer.class", ANY, BEHAVIOR, "another tokenizer class is loaded"),
+    _row("tokenizer.merges", ANY, BEHAVIOR, "inputs split differently"),
+    _row("tokenizer.model", ANY, BEHAVIOR, "the tokenizer pipeline changed"),
+    _row("tokenizer.model_max_length", ANY, INFO, "a limit only warnings read"),
+    _row("tokenizer.other", ANY, INFO, "other tokenizer settings (use_fast…)"),
+    _row("tokenizer.", ANY, BEHAVIOR, "the pipeline (normalizer, pre-tokenizer…) changed"),
+    _row("mistral.tekken", DIFFER_BREAKING, BREAKING, "like the tokenizer: ids mean other text"),
+    _row("mistral.tekken", ANY, BEHAVIOR, "like the tokenizer: inputs split differently"),
+    _row("mistral.system_prompt", ANY, BEHAVIOR, "the default system prompt changed"),
+    # chat template
+    _row("chat_template.removed", ANY, BREAKING, "apply_chat_template fails"),
+    _row("chat_template.render_failed", DIFFER_SECURITY, SECURITY, "it probes the sandbox"),
+    _row("chat_template.render_failed", ANY, BREAKING, "apply_chat_template fails"),
+    _row("chat_template.rendered", ANY, BEHAVIOR, "prompts render differently"),
+    _row("chat_template.cosmetic", ANY, INFO, "renders identically"),
+    _row("chat_template.not_rendered", ANY, INFO, "budget spent: its text diff only"),
+    # weights
+    _row("weights.tensors", ANY, BREAKING, "tensors added, removed or renamed"),
+    _row("weights.shape", ANY, BREAKING, "a tensor's shape changed"),
+    _row("weights.pickle_added", ANY, SECURITY, "pickle runs code on load"),
+    _row("weights.pickle_removed", ANY, INFO, "less to trust"),
+    _row("weights.dtype", ANY, BEHAVIOR, "precision and memory change"),
+    _row("weights.format", ANY, BEHAVIOR, "another loader reads them"),
+    _row("weights.reuploaded", ANY, BEHAVIOR, "new values under identical headers"),
+    _row("weights.changed", ANY, BEHAVIOR, "new LFS objects, headers unavailable"),
+    _row("weights.shard_layout", ANY, INFO, "the same tensors, split differently"),
+    _row("weights.gguf", ANY, INFO, "GGUF files for other runtimes"),
+    # revision health (judged on every revision; reported when it flips)
+    _row("health.weights", HEALTHY_AGAIN, INFO, "the weights load again"),
+    _row("health.weights", ANY, BREAKING, "shards missing, mixed or inconsistent: won't load"),
+    _row("health.tokenizer", HEALTHY_AGAIN, INFO, "token ids fit the vocabulary again"),
+    _row("health.tokenizer", ANY, BREAKING, "a special or added token id outside the vocabulary"),
+    _row("health.card", ANY, INFO, "the card and config.json disagree (or agree again)"),
+    # code
+    _row("code.custom_added", ANY, SECURITY, "trust_remote_code runs it"),
+    _row("code.custom_changed", ANY, SECURITY, "trust_remote_code runs it"),
+    _row("code.requirements", ANY, SECURITY, "other packages are installed"),
+    _row("code.custom_removed", ANY, INFO, "less to trust"),
+    # model card
+    _row("card.license", RESTORED, INFO, "a license is back; nothing is lost"),
+    _row("card.license", ANY, BREAKING, "the terms of use changed or are gone"),
+    _row("card.gated", ANY, BEHAVIOR, "downloads need (or no longer need) approval"),
+    _row("card.metadata", ANY, INFO, "other front matter keys"),
+    _row("card.text", ANY, INFO, "the card's prose"),
+    _row("card.", ANY, INFO, "what the card says about the model"),
+    # estimate
+    _row("estimate.parameters", PARAMS_GREW, BEHAVIOR, "the model's size changed"),
+    _row("estimate.parameters", ANY, INFO, "a rounding-size change"),
+    _row("estimate.serving_memory", MEMORY_GREW, BEHAVIOR, "it may no longer fit"),
+    _row("estimate.serving_memory", ANY, INFO, "a small change"),
+    _row("estimate.kv_bytes_per_token", ANY, BEHAVIOR, "long contexts cost other memory"),
+    _row("estimate.max_batch", BATCH_LOST, BEHAVIOR, "a card can no longer serve it"),
+    _row("estimate.max_batch", ANY, INFO, "batch sizes moved"),
+    # files with no specific differ, and the rest
+    _row("json.changed", ANY, INFO, "a JSON file no differ reads"),
+    _row("text.changed", ANY, INFO, "a text file no differ reads"),
+    _row("binary.changed", ANY, INFO, "a binary file no differ reads"),
+    _row("files.", ANY, INFO, "files added or removed"),
+    _row("advisories.changed", ADVISORY_ADDED, SECURITY, "a known vulnerability applies"),
+    _row("advisories.changed", ANY, INFO, "an advisory no longer applies"),
+    _row("revision.partial", ANY, INFO, "what could not be read, and why"),
+    _row("diff.failed", ANY, INFO, "a differ failed; the poll went on"),
+)
+"""The policy, first matching row first. A kind no row names keeps the differ's severity."""
+
+
+def severity_of(change: Change, rules: Iterable[Rule] = RULES) -> tuple[Severity, Rule | None]:
+    """The severity the first matching rule gives `change`, with that rule (None: none matched)."""
+    for rule in rules:
+        if rule.matches(change):
+            return rule.severity, rule
+    return change.severity, None
+
+
+# A value as `sections.show` writes it, right after an arrow: JSON, or "unset" (None).
+_ARROW = re.compile(r" (?:→|->) ")
+_UNSET = re.compile(r"unset\b")
+_DECODER = json.JSONDecoder()
+
+
+def is_noop(change: Change) -> bool:
+    """Whether nothing moved: equal before and after, or a summary whose every "X → Y" shows
+    the same whole value on both sides (`eos_token "</s>" → "</s>"`)."""
+    if change.before is not None and change.after is not None and change.before == change.after:
+        return True
+    text = change.summary
+    pairs = [_same_around(text, m.start(), m.end()) for m in _ARROW.finditer(text)]
+    return bool(pairs) and all(pairs)
+
+
+def _same_around(text: str, start: int, end: int) -> bool:
+    """Whether the whole value right after the arrow is written, identically, right before it."""
+    try:
+        _, stop = _DECODER.raw_decode(text, end)
+    except ValueError:
+        unset = _UNSET.match(text, end)
+        if unset is None:
+            return False
+        stop = unset.end()
+    right, left_from = text[end:stop], start - (stop - end)
+    return (
+        left_from >= 0
+        and text[left_from:start] == right
+        and (left_from == 0 or text[left_from - 1] in " :(,;[{")
+        and (stop == len(text) or text[stop] in ",;.)")
+    )
+
+
+def one_line(change: Change, limit: int = SUMMARY_MAX) -> Change:
+    """`change` with a one-line summary of at most `limit` characters; the whole in the detail."""
+    summary = " ".join(change.summary.split())
+    if len(summary) <= limit and summary == change.summary:
+        return change
+    if len(summary) <= limit:
+        return replace(change, summary=summary)
+    cut = summary.rfind(" ", limit // 2, limit - 1)
+    head = summary[: cut if cut > 0 else limit - 1].rstrip(" ,;:") + "…"
+    detail = change.summary if not change.detail else f"{change.summary}\n\n{change.detail}"
+    return replace(change, summary=head, detail=detail)
+
+
+def apply_policy(changes: Iterable[Change], rules: Iterable[Rule] = RULES) -> list[Change]:
+    """`changes` with no-ops dropped, each severity set by the policy, summaries cut to one line."""
+    rules = tuple(rules)
+    kept = []
+    for change in changes:
+        if is_noop(change):
+            continue
+        severity, _ = severity_of(change, rules)
+        kept.append(one_line(replace(change, severity=severity)))
+    return kept
+
+
+def table(rules: Iterable[Rule] = RULES) -> list[tuple[str, str, str, str]]:
+    """The policy as rows of text: kind, condition, severity, reason."""
+    return [(r.kind, r.condition.name, r.severity.value, r.reason) for r in rules]
+
+
+def markdown(rules: Iterable[Rule] = RULES) -> str:
+    """The policy as the README's Markdown table."""
+    lines = ["| kind | condition | severity | reason |", "|---|---|---|---|"]
+    lines += [f"| `{k}` | {c} | `{s}` | {r} |" for k, c, s, r in table(rules)]
+    return "\n".join(lines) + "\n"
