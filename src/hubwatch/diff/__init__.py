@@ -21,6 +21,7 @@ from hubwatch.diff.config import diff_config
 from hubwatch.diff.estimate import diff_estimate
 from hubwatch.diff.files import diff_card, diff_code, diff_files
 from hubwatch.diff.generation import diff_generation
+from hubwatch.diff.generic import diff_generic
 from hubwatch.diff.health import diff_health
 from hubwatch.diff.mistral import diff_mistral
 from hubwatch.diff.policy import apply_policy
@@ -50,6 +51,7 @@ DIFFERS.update(
         "mistral": diff_mistral,
         "health": diff_health,
         "estimate": diff_estimate,
+        "generic": diff_generic,  # last: what the others left unsaid (diff.generic.CLAIMS)
     }
 )
 
@@ -62,19 +64,31 @@ def diff_revisions(
     """Every change from `old` to `new`, most severe first; a failing differ is recorded.
 
     The severity policy (`hubwatch.diff.policy`) has the last word on each change's severity,
-    drops no-ops and cuts summaries to one line.
+    drops no-ops and cuts summaries to one line. The generic differ runs last and is told what the
+    others reported, so a file its owner said nothing about is still reported once
+    (`diff.generic.CLAIMS`).
     """
-    changes: list[Change] = []
-    for name, differ in (DIFFERS if differs is None else differs).items():
-        try:
-            changes += differ(old, new)
-        except Exception as exc:  # untrusted input must never stop a poll
-            log.warning("differ_failed", differ=name, error=f"{type(exc).__name__}: {exc}")
-            changes.append(
-                Change(
-                    "diff.failed",
-                    Severity.INFO,
-                    f"The {name} differ failed: {type(exc).__name__}: {str(exc)[:200]}",
-                )
-            )
+    chosen = DIFFERS if differs is None else differs
+    reported: dict[str, list[Change]] = {}
+    for name, differ in chosen.items():
+        if differ is not diff_generic:
+            reported[name] = _run(name, differ, old, new)
+    for name, differ in chosen.items():
+        if differ is diff_generic:
+            reported[name] = _run(name, lambda a, b: diff_generic(a, b, dict(reported)), old, new)
+    changes = [change for said in reported.values() for change in said]
     return sorted(apply_policy(changes), key=lambda change: -change.severity.rank)
+
+
+def _run(name: str, differ: Differ, old: RevisionView, new: RevisionView) -> list[Change]:
+    try:
+        return differ(old, new)
+    except Exception as exc:  # untrusted input must never stop a poll
+        log.warning("differ_failed", differ=name, error=f"{type(exc).__name__}: {exc}")
+        return [
+            Change(
+                "diff.failed",
+                Severity.INFO,
+                f"The {name} differ failed: {type(exc).__name__}: {str(exc)[:200]}",
+            )
+        ]

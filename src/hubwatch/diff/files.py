@@ -5,10 +5,14 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import posixpath
+from typing import Any
 
-from hubwatch.diff.sections import arrow, listing
+from hubwatch.diff.sections import arrow, changed_keys, listing
 from hubwatch.diff.view import RevisionView
+from hubwatch.diff.weights import weight_format
+from hubwatch.errors import UnsafeContent
 from hubwatch.models import Change, Severity
+from hubwatch.parsing.yaml import load_front_matter
 
 _MAX_DETAIL = 20_000
 # (card key, kind, severity): what a model card's front matter change means.
@@ -22,19 +26,21 @@ CARD_KEYS: tuple[tuple[str, str, Severity], ...] = (
 
 
 def diff_files(old: RevisionView, new: RevisionView) -> list[Change]:
-    """Files added or removed (one change each way)."""
+    """Files added or removed: one roll-up each way, the whole list in its detail."""
     added = sorted(new.files.keys() - old.files.keys())
     removed = sorted(old.files.keys() - new.files.keys())
     changes = []
     if added:
+        pickle = sum(1 for path in added if weight_format(path) == "pickle")
         changes.append(
             Change(
                 "files.added",
                 Severity.INFO,
-                f"{len(added)} file(s) added: {listing(added)}.",
+                f"{_count(added)} added (pickle: {pickle}): {listing(added, 3)}.",
                 added[0] if len(added) == 1 else None,
                 None,
                 added,
+                "\n".join(added) if len(added) > 3 else None,
             )
         )
     if removed:
@@ -42,13 +48,18 @@ def diff_files(old: RevisionView, new: RevisionView) -> list[Change]:
             Change(
                 "files.removed",
                 Severity.INFO,
-                f"{len(removed)} file(s) removed: {listing(removed)}.",
+                f"{_count(removed)} removed: {listing(removed, 3)}.",
                 removed[0] if len(removed) == 1 else None,
                 removed,
                 None,
+                "\n".join(removed) if len(removed) > 3 else None,
             )
         )
     return changes
+
+
+def _count(paths: list[str]) -> str:
+    return "1 file" if len(paths) == 1 else f"{len(paths)} files"
 
 
 def unified(old: RevisionView, new: RevisionView, path: str) -> str:
@@ -142,12 +153,13 @@ def _line_counts(old: RevisionView, new: RevisionView, path: str) -> str:
 
 
 def diff_card(old: RevisionView, new: RevisionView) -> list[Change]:
-    """Model card front matter: license, gating, base model, pipeline tag, library."""
-    if "README.md" not in old.files:
-        return []  # the first card: nothing it replaces
+    """The whole model card: each known front matter key, every other key as one
+    `card.metadata`, and the body as `card.text`. A new README's keys count as added."""
+    front_b, body_b = _card_parts(old)
+    front_a, body_a = _card_parts(new)
     changes = []
     for key, kind, severity in CARD_KEYS:
-        before, after = old.card.get(key), new.card.get(key)
+        before, after = front_b.get(key), front_a.get(key)
         if before != after:
             changes.append(
                 Change(
@@ -159,4 +171,78 @@ def diff_card(old: RevisionView, new: RevisionView) -> list[Change]:
                     after,
                 )
             )
+    known = {key for key, _, _ in CARD_KEYS}
+    other = [k for k in changed_keys(front_b, front_a) if k not in known]
+    if other:
+        changes.append(
+            Change(
+                "card.metadata",
+                Severity.INFO,
+                f"Model card metadata changed: {len(other)} key(s) ({listing(other, 4)}).",
+                "README.md",
+                {k: front_b[k] for k in other if k in front_b},
+                {k: front_a[k] for k in other if k in front_a},
+            )
+        )
+    if "README.md" in old.files and body_b is not None and body_a is not None and body_b != body_a:
+        changes.append(_card_text(body_b, body_a))
     return changes
+
+
+def _card_parts(view: RevisionView) -> tuple[dict[str, Any], str | None]:
+    """The README's whole front matter (the stored card's keys win) and its body."""
+    if "README.md" not in view.files:
+        return {}, ""
+    text = view.text("README.md")
+    front: dict[str, Any] = {}
+    body = text
+    if text is not None and text.startswith("---"):
+        lines = text.splitlines(keepends=True)
+        end = next((i for i, line in enumerate(lines[1:], 1) if line.strip() == "---"), None)
+        if end is not None:
+            body = "".join(lines[end + 1 :])
+            try:
+                data = load_front_matter(text)
+            except UnsafeContent:
+                data = None
+            if isinstance(data, dict):
+                front = {str(k): _plain(v) for k, v in data.items()}
+    known = {key for key, _, _ in CARD_KEYS}
+    front = {k: v for k, v in front.items() if k not in known}
+    front.update(view.card)
+    return front, body
+
+
+def _plain(value: Any) -> Any:
+    """JSON-able data: scalars, lists and mappings as they are, anything else as text."""
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return str(value)
+
+
+def _card_text(before: str, after: str) -> Change:
+    diff = "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            "a/README.md",
+            "b/README.md",
+            n=3,
+        )
+    )
+    lines = diff.splitlines()
+    plus = sum(1 for line in lines if line.startswith("+") and not line.startswith("+++"))
+    minus = sum(1 for line in lines if line.startswith("-") and not line.startswith("---"))
+    return Change(
+        "card.text",
+        Severity.INFO,
+        f"Model card text edited: +{plus} -{minus} lines.",
+        "README.md",
+        {"lines": len(before.splitlines())},
+        {"lines": len(after.splitlines())},
+        diff if len(diff) <= _MAX_DETAIL else diff[:_MAX_DETAIL] + "\n… (truncated)\n",
+    )

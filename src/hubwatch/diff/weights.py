@@ -166,11 +166,13 @@ def _by_headers(
             Change(
                 "weights.reuploaded",
                 Severity.BEHAVIOR,
-                f"Weights re-uploaded: {listing(same_path, 3)} have new content under identical "
-                "headers (same tensors, shapes and dtypes); outputs may change.",
-                same_path[0],
+                f"{len(same_path)} of {len(now)} shard{'s' if len(now) > 1 else ''} re-uploaded"
+                + (f" ({same_path[0]})" if len(same_path) == 1 else "")
+                + ": new content, identical headers; outputs may change.",
+                same_path[0] if len(same_path) == 1 else None,
                 {p: was[p] for p in same_path},
                 {p: now[p] for p in same_path},
+                "\n".join(f"{p}: {was[p]} → {now[p]}" for p in same_path),
             )
         )
     return changes

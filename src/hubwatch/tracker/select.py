@@ -42,6 +42,13 @@ _PATTERNS = (
 )
 MODEL_CARD = "README.md"
 
+SMALL_FILE_BYTES = 1024 * 1024
+"""Other text and JSON files up to this size are stored too, so the generic differ can say what
+changed in them; larger ones, and LFS objects, are compared by size and hash only."""
+_SMALL_SUFFIXES = (
+    ".json", ".txt", ".md", ".yaml", ".yml", ".jinja", ".toml", ".cfg", ".ini", ".csv", ".tsv",
+)  # fmt: skip
+
 
 def is_tracked_content(path: str) -> bool:
     """Whether the content of `path` is stored with each revision."""
@@ -49,6 +56,13 @@ def is_tracked_content(path: str) -> bool:
     if name in _NAMES:
         return True
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in _PATTERNS)
+
+
+def is_small_text(path: str, size: int, lfs: bool) -> bool:
+    """Whether `path` is a small text or JSON file kept in git (not LFS) whose content is stored."""
+    name = posixpath.basename(path).lower()
+    small = size <= SMALL_FILE_BYTES and not lfs
+    return small and (name.endswith(_SMALL_SUFFIXES) or name == ".gitattributes")
 
 
 def is_safetensors(path: str) -> bool:

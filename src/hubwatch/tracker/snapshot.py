@@ -15,7 +15,14 @@ from hubwatch.sources.base import RevisionSource
 from hubwatch.store.known import KnownContent
 from hubwatch.tracker.card import parse_front_matter
 from hubwatch.tracker.safetensors import read_header
-from hubwatch.tracker.select import MODEL_CARD, is_json, is_safetensors, is_text, is_tracked_content
+from hubwatch.tracker.select import (
+    MODEL_CARD,
+    is_json,
+    is_safetensors,
+    is_small_text,
+    is_text,
+    is_tracked_content,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +55,11 @@ def take_snapshot(
     contents = _unreadable(files)
     readable = [entry for entry in files if entry.problem is None]
     for entry in readable:
-        if entry.path == MODEL_CARD or is_tracked_content(entry.path):
+        if (
+            entry.path == MODEL_CARD
+            or is_tracked_content(entry.path)
+            or is_small_text(entry.path, entry.size, entry.lfs_sha256 is not None)
+        ):
             contents[entry.path] = known.content(entry.path, entry.blob_id) or _read_content(
                 source, repo, commit, entry, limits.max_file_bytes
             )
