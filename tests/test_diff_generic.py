@@ -43,14 +43,19 @@ class Case:
 
 CASES = [
     Case("json_keys_in_summary_values_in_before_after",
-         {INDEX: {"metadata": {"total_size": 10}, "weight_map": {"w": "a.safetensors"}}},
-         {INDEX: {"metadata": {"total_size": 12}, "weight_map": {"w": "a.safetensors"}}},
+         {"eval_results.json": {"metadata": {"total_size": 10}, "w": "a"}},
+         {"eval_results.json": {"metadata": {"total_size": 12}, "w": "a"}},
          "json.changed", "1 key(s) changed: metadata.total_size",
          {"metadata.total_size": 10}, {"metadata.total_size": 12}),
+    Case("index_total_size_is_the_shard_layout",
+         {INDEX: {"metadata": {"total_size": 10}, "weight_map": {"w": "a.safetensors"}}},
+         {INDEX: {"metadata": {"total_size": 12}, "weight_map": {"w": "a.safetensors"}}},
+         "weights.shard_layout", "total_size 10 -> 12",
+         absent=("json.changed",)),
     Case("bin_index_shards_three_to_two",
          {BIN_INDEX: {"weight_map": {"a": "1.bin", "b": "2.bin", "c": "3.bin"}}},
          {BIN_INDEX: {"weight_map": {"a": "1.bin", "b": "2.bin", "c": "2.bin"}}},
-         "json.changed", "weight_map.c", {"weight_map.c": "3.bin"}, {"weight_map.c": "2.bin"}),
+         "weights.shard_layout", "3 shard(s) -> 2", absent=("json.changed",)),
     Case("text_lines_in_summary_unified_diff_in_detail", {"notes.txt": "a\nb\n"},
          {"notes.txt": "a\nc\nd\n"}, "text.changed", "+2 -1 lines", ["b"], ["c", "d"]),
     Case("binary_size_and_sha256", {"tokenizer.model": b"\x00\x01"},
@@ -67,7 +72,7 @@ CASES = [
          absent=("json.changed",)),
     Case("claimed_file_its_differ_ignores_is_still_reported",
          {"generation_config.json": {"eos_token_id": 2, "_from_model_config": True}},
-         {"generation_config.json": {"eos_token_id": 2}}, "json.changed", "_from_model_config",
+         {"generation_config.json": {"eos_token_id": 2}}, "generation.other", "_from_model_config",
          {"_from_model_config": True}, {"_from_model_config": None}),
     Case("a_hundred_shard_reupload_is_one_change", shards(100, "a"), shards(100, "b"),
          "weights.reuploaded", "100 of 100 shards re-uploaded: new content, identical headers",
@@ -172,7 +177,7 @@ def test_an_owner_that_fails_leaves_its_files_to_the_generic_differ() -> None:
     old = view({"config.json": {**BASE_CONFIG, "vocab_size": 4}})
     new = view({"config.json": {**BASE_CONFIG, "vocab_size": 6}})
     changes = diff_revisions(old, new, {"config": broken, "generic": diff_generic})
-    assert sorted(c.kind for c in changes) == ["diff.failed", "json.changed"]
-    json_change = next(c for c in changes if c.kind == "json.changed")
+    assert sorted(c.kind for c in changes) == ["config.other", "diff.failed"]
+    json_change = next(c for c in changes if c.kind == "config.other")
     assert json_change.severity is Severity.INFO
     assert json.dumps(json_change.after) == '{"vocab_size": 6}'

@@ -80,6 +80,9 @@ EXAMPLES: dict[tuple[str, str], Change] = {
     ("health.weights", "healthy again (after ok)"): c(
         "health.weights", {"ok": False}, {"ok": True}
     ),
+    ("health.tokenizer", "healthy again (after ok)"): c(
+        "health.tokenizer", {"healthy": False}, {"healthy": True}
+    ),
     ("health.weights", "any"): c(
         "health.weights", {"ok": True}, {"ok": False}, summary="2 shards the index names missing"
     ),

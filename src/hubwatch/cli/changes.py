@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.padding import Padding
@@ -24,7 +24,7 @@ from hubwatch.cli.base import (
 from hubwatch.diff.events import event_change
 from hubwatch.diff.plugins import load_differs
 from hubwatch.diff.policy import table as policy_table
-from hubwatch.models import Change, Severity
+from hubwatch.models import Change, RepoEvent, RevisionChanges, Severity
 from hubwatch.models.timestamps import to_minute
 from hubwatch.tracker.compare import diff_stored
 
@@ -67,6 +67,25 @@ def _explain() -> None:
     out.print(grid)
 
 
+def _changes_json(
+    repo_id: str, recorded: list[RevisionChanges], events: list[tuple[RepoEvent, Change]]
+) -> dict[str, Any]:
+    return {
+        "repo": repo_id,
+        "revisions": [
+            {
+                "sha": rc.revision.sha,
+                "date": rc.revision.date,
+                "title": rc.revision.title,
+                "base": rc.base,
+                "changes": rc.changes,
+            }
+            for rc in recorded
+        ],
+        "events": [{"at": e.at, "sha": e.sha, "change": c} for e, c in events],
+    }
+
+
 @app.command()
 @exit_on_error()
 def changes(
@@ -101,22 +120,7 @@ def changes(
             and (start is None or (event.at is not None and event.at >= start))
         ]
     if as_json:
-        print_json(
-            {
-                "repo": repo_id,
-                "revisions": [
-                    {
-                        "sha": rc.revision.sha,
-                        "date": rc.revision.date,
-                        "title": rc.revision.title,
-                        "base": rc.base,
-                        "changes": rc.changes,
-                    }
-                    for rc in recorded
-                ],
-                "events": [{"at": e.at, "sha": e.sha, "change": c} for e, c in events],
-            }
-        )
+        print_json(_changes_json(repo_id, recorded, events))
         return
     for rc in recorded:
         rev = rc.revision

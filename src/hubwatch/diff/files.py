@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import hashlib
 import posixpath
 from typing import Any
 
@@ -242,7 +243,12 @@ def _card_text(before: str, after: str) -> Change:
         Severity.INFO,
         f"Model card text edited: +{plus} -{minus} lines.",
         "README.md",
-        {"lines": len(before.splitlines())},
-        {"lines": len(after.splitlines())},
+        {"lines": len(before.splitlines()), "sha256": _sha256(before)},
+        {"lines": len(after.splitlines()), "sha256": _sha256(after)},
         diff if len(diff) <= _MAX_DETAIL else diff[:_MAX_DETAIL] + "\n… (truncated)\n",
     )
+
+
+def _sha256(text: str) -> str:
+    """Tells two bodies of the same length apart (equal before/after would read as no change)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

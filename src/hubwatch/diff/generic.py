@@ -92,6 +92,9 @@ def diff_generic(
 
 def _uncovered(path: str, reported: Mapping[str, list[Change]] | None) -> bool:
     owners = claimants(path)
+    if path.endswith(".index.json"):  # the weights differ may have said it as the shard layout
+        said = (reported or {}).get("weights", [])
+        return not any(change.kind == "weights.shard_layout" for change in said)
     if not owners:
         return True
     if reported is None:
@@ -110,7 +113,9 @@ def file_changes(old: RevisionView, new: RevisionView, path: str) -> list[Change
     if path.endswith(".json"):
         before, after = old.json(path), new.json(path)
         if before is not None and after is not None:
-            return _json_change(path, before, after)
+            if path.endswith(".index.json"):
+                return _index_change(path, before, after)
+            return _json_change(path, before, after, _kind_for(path))
     text_b, text_a = _text(old, path), _text(new, path)
     if text_b is not None and text_a is not None:
         return _text_change(old, new, path)
@@ -142,7 +147,50 @@ def _at(value: Any, keys: tuple[str, ...]) -> Any:
     return value
 
 
-def _json_change(path: str, before: Any, after: Any) -> list[Change]:
+_OWNED_JSON = ("config", "generation", "tokenizer", "chat_template", "mistral")
+"""Owners whose files' other keys are reported in their own namespace (`generation.other`)."""
+
+
+def _kind_for(path: str) -> str:
+    """`json.changed`, or `<owner>.other` for keys the file's own differ does not know."""
+    owner = next((name for name in claimants(path) if name in _OWNED_JSON), None)
+    return f"{owner}.other" if owner else "json.changed"
+
+
+def _index_change(path: str, before: Any, after: Any) -> list[Change]:
+    """A weight index: its shards and total size, as the shard layout (the weights' own kind)."""
+    shards_b, shards_a = _shards(before), _shards(after)
+    size_b, size_a = _total(before), _total(after)
+    if shards_b == shards_a and size_b == size_a:
+        return _json_change(path, before, after, "json.changed")
+    parts = []
+    if shards_b != shards_a:
+        parts.append(f"{len(shards_b)} shard(s) -> {len(shards_a)}")
+    if size_b != size_a:
+        parts.append(f"total_size {size_b} -> {size_a}")
+    return [
+        Change(
+            "weights.shard_layout",
+            Severity.INFO,
+            _cut(f"{path}: {', '.join(parts)}."),
+            path,
+            {"shards": sorted(shards_b)[:_MAX_KEYS], "total_size": size_b},
+            {"shards": sorted(shards_a)[:_MAX_KEYS], "total_size": size_a},
+        )
+    ]
+
+
+def _shards(index: Any) -> set[str]:
+    weight_map = index.get("weight_map") if isinstance(index, dict) else None
+    return {str(v) for v in weight_map.values()} if isinstance(weight_map, dict) else set()
+
+
+def _total(index: Any) -> Any:
+    metadata = index.get("metadata") if isinstance(index, dict) else None
+    return metadata.get("total_size") if isinstance(metadata, dict) else None
+
+
+def _json_change(path: str, before: Any, after: Any, kind: str) -> list[Change]:
     keys = list(changed_paths(before, after))
     if not keys:
         return []  # reformatted only: no value changed
@@ -150,7 +198,7 @@ def _json_change(path: str, before: Any, after: Any) -> list[Change]:
     kept = list(zip(names, keys, strict=True))[:_MAX_KEYS]
     return [
         Change(
-            "json.changed",
+            kind,
             Severity.INFO,
             _cut(f"{path}: {len(keys)} key(s) changed: {listing(names, 4)}."),
             path,

@@ -5,6 +5,7 @@ differ like any other safetensors file."""
 from __future__ import annotations
 
 import posixpath
+import re
 from typing import Any
 
 from hubwatch.diff.files import unified
@@ -166,12 +167,17 @@ def tekken_change(before: Any, after: Any, path: str) -> Change | None:
     if moved:
         shown = listing((f"{r}: {show(sb.get(r))} → {show(sa.get(r))}" for r in moved), 3)
         parts.append(f"{len(moved)} special token(s) changed ({shown})")
-        severities.append(Severity.BREAKING)
+        # Filling an unused rank (absent, or a `<SPECIAL_N>` placeholder) adds a token; changing
+        # or removing one that was in use re-means existing ids.
+        filled = all(_unused(sb.get(r)) for r in moved)
+        severities.append(Severity.BEHAVIOR if filled else Severity.BREAKING)
     tb, ta = _token_bytes(before), _token_bytes(after)
     renumbered = sum(1 for x, y in zip(tb, ta, strict=False) if x != y)
     if renumbered or len(tb) != len(ta):
         parts.append(f"vocabulary {len(tb)} → {len(ta)} tokens, {renumbered} rank(s) re-numbered")
-        severities.append(Severity.BREAKING)
+        severities.append(
+            Severity.BEHAVIOR if not renumbered and len(ta) > len(tb) else Severity.BREAKING
+        )
     if not parts:
         return None
 
@@ -191,6 +197,15 @@ def tekken_change(before: Any, after: Any, path: str) -> Change | None:
         side(a, ta),
         "\n".join(parts),
     )
+
+
+_PLACEHOLDER = re.compile(r"^<SPECIAL_\d+>$")
+
+
+def _unused(token: Any) -> bool:
+    """Whether a special-token slot held nothing a model could have been trained to emit."""
+    text = token.get("token_str") if isinstance(token, dict) else token
+    return text is None or (isinstance(text, str) and bool(_PLACEHOLDER.match(text)))
 
 
 def _rank(rank: str) -> tuple[int, str]:

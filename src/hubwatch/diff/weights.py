@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import posixpath
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
 from hubwatch.diff.sections import listing
@@ -50,7 +51,39 @@ def diff_weights(old: RevisionView, new: RevisionView) -> list[Change]:
         changes += _by_headers(old_t, new_t, old_st, new_st)
     elif _objects(old_st) != _objects(new_st):
         changes += _by_objects(old, new, old_st, new_st)
-    return changes + layout
+    changes += layout
+    if _filling_in(old, old_st, new_st):
+        # The shards an index already named arrive: an upload completing, which `health.weights`
+        # reports; the tensors they bring and the new file count are that same event.
+        changes = [c for c in changes if not _fill_in_noise(c)]
+    if len(new_st) == 1 and new_st.keys() == old_st.keys():
+        (only,) = new_st
+        changes = [replace(c, path=only) if c.path is None else c for c in changes]
+    return changes
+
+
+def _filling_in(
+    old: RevisionView, old_st: dict[str, FileEntry], new_st: dict[str, FileEntry]
+) -> bool:
+    """Whether the new safetensors files are only shards the old revision's index named."""
+    named: set[str] = set()
+    for path in old.files:
+        if path.endswith(".safetensors.index.json"):
+            index = old.json(path)
+            weight_map = index.get("weight_map") if isinstance(index, dict) else None
+            if isinstance(weight_map, dict):
+                folder = posixpath.dirname(path)
+                named |= {posixpath.join(folder, str(v)) for v in weight_map.values()}
+    arrived = new_st.keys() - old_st.keys()
+    return bool(arrived) and arrived <= named and old_st.keys() <= new_st.keys()
+
+
+def _fill_in_noise(change: Change) -> bool:
+    if change.kind == "weights.shard_layout":
+        return True
+    removed = change.before.get("removed") if isinstance(change.before, dict) else None
+    renamed = change.before.get("renamed") if isinstance(change.before, dict) else None
+    return change.kind == "weights.tensors" and not removed and not renamed
 
 
 def _formats(before: dict[str, FileEntry], after: dict[str, FileEntry]) -> list[Change]:
@@ -74,7 +107,7 @@ def _formats(before: dict[str, FileEntry], after: dict[str, FileEntry]) -> list[
                 added,
             )
         )
-    if removed:
+    if removed and not any(weight_format(p) == "pickle" for p in after):
         changes.append(
             Change(
                 "weights.pickle_removed",
@@ -99,20 +132,19 @@ def _formats(before: dict[str, FileEntry], after: dict[str, FileEntry]) -> list[
                 gguf_added,
             )
         )
+    return changes + _format_change(before, after, pickle_added=bool(added))
+
+
+def _format_change(
+    before: dict[str, FileEntry], after: dict[str, FileEntry], pickle_added: bool
+) -> list[Change]:
     was = sorted({f for p in before if (f := weight_format(p)) != "gguf" and f})
     now = sorted({f for p in after if (f := weight_format(p)) != "gguf" and f})
-    if was and now and was != now:
-        changes.append(
-            Change(
-                "weights.format",
-                Severity.BEHAVIOR,
-                f"Weight format changed: {' + '.join(was)} → {' + '.join(now)}.",
-                None,
-                was,
-                now,
-            )
-        )
-    return changes
+    if not was or not now or was == now or (pickle_added and set(was) <= set(now)):
+        # pickle added beside what was there: `weights.pickle_added` says it, more precisely
+        return []
+    summary = f"Weight format changed: {' + '.join(was)} → {' + '.join(now)}."
+    return [Change("weights.format", Severity.BEHAVIOR, summary, None, was, now)]
 
 
 def _objects(files: dict[str, FileEntry]) -> dict[str, str]:

@@ -211,6 +211,10 @@ class GitSource(RevisionSource):
 
     def read_file(self, repo: RepoRef, sha: CommitSha, path: str, max_bytes: int) -> bytes:
         mirror, entry, size = self._blob(repo, sha, path)
+        if entry.lfs_sha256 is not None:
+            # The pointer is not the file: a tokenizer.json in LFS read as its pointer would be
+            # recorded as invalid JSON.
+            raise ContentUnavailable(f"{path}: stored in git LFS; only the pointer is in git")
         if size > max_bytes:
             raise ContentTooLarge(f"{path}: {size} bytes, over the cap of {max_bytes}")
         return self._cat_blob(mirror, entry.blob_id)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from hubwatch.models import Change, ReadResult, ReadStatus, Severity, Snapshot, StoredFile
 from hubwatch.models.revision import MISSING_OBJECT
 from hubwatch.tracker.select import MODEL_CARD
+from hubwatch.tracker.snapshot import SHARDS_MISSING
 
 KIND = "revision.partial"
 SHOWN = 3
@@ -106,6 +107,8 @@ def with_partial(snapshot: Snapshot, partial: Partial) -> Snapshot:
 
 
 def _failed(read: ReadResult) -> bool:
+    if read.status is ReadStatus.INVALID and SHARDS_MISSING in (read.error or ""):
+        return False  # an upload in progress: `health.weights` says so, once
     if read.status in (ReadStatus.INVALID, ReadStatus.ERROR):
         return True
     reason = (read.error or "").lower()

@@ -76,7 +76,7 @@ def take_snapshot(
             ReadStatus.INVALID,
             data=contents[index_path].data,
             sha256=contents[index_path].sha256,
-            error=f"{index_path} lists shards missing from the repo: {', '.join(missing[:5])}",
+            error=f"{index_path} {SHARDS_MISSING}: {', '.join(missing[:5])}",
         )
 
     card, card_error = _card(contents.get(MODEL_CARD), known.blob)
@@ -103,6 +103,9 @@ def _unreadable(files: Sequence[FileEntry]) -> dict[str, ReadResult]:
         if entry.problem is not None
     }
 
+
+SHARDS_MISSING = "lists shards missing from the repo"
+"""How an index naming absent shards is marked (`health.weights` reports it as a change)."""
 
 MAX_PATH = 1024
 """Longest path stored as is (git allows 4096; index rows and PostgreSQL keys do not)."""
