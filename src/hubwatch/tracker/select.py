@@ -45,6 +45,9 @@ MODEL_CARD = "README.md"
 SMALL_FILE_BYTES = 1024 * 1024
 """Other text and JSON files up to this size are stored too, so the generic differ can say what
 changed in them; larger ones, and LFS objects, are compared by size and hash only."""
+MAX_SMALL_FILES = 256
+"""At most this many of them per revision (the first by path): a commit of 100,000 small files is
+listed, not read."""
 _SMALL_SUFFIXES = (
     ".json", ".txt", ".md", ".yaml", ".yml", ".jinja", ".toml", ".cfg", ".ini", ".csv", ".tsv",
 )  # fmt: skip

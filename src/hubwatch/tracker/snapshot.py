@@ -16,6 +16,7 @@ from hubwatch.store.known import KnownContent
 from hubwatch.tracker.card import parse_front_matter
 from hubwatch.tracker.safetensors import read_header
 from hubwatch.tracker.select import (
+    MAX_SMALL_FILES,
     MODEL_CARD,
     is_json,
     is_safetensors,
@@ -54,12 +55,14 @@ def take_snapshot(
 
     contents = _unreadable(files)
     readable = [entry for entry in files if entry.problem is None]
+    small = {
+        entry.path
+        for entry in readable
+        if is_small_text(entry.path, entry.size, entry.lfs_sha256 is not None)
+    }
+    small = set(sorted(small)[:MAX_SMALL_FILES])
     for entry in readable:
-        if (
-            entry.path == MODEL_CARD
-            or is_tracked_content(entry.path)
-            or is_small_text(entry.path, entry.size, entry.lfs_sha256 is not None)
-        ):
+        if entry.path == MODEL_CARD or is_tracked_content(entry.path) or entry.path in small:
             contents[entry.path] = known.content(entry.path, entry.blob_id) or _read_content(
                 source, repo, commit, entry, limits.max_file_bytes
             )
