@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import assert_never
@@ -10,6 +10,7 @@ from typing import assert_never
 from hubwatch.advisories.offline import OfflineOsvService
 from hubwatch.advisories.osv import OsvService
 from hubwatch.advisories.service import AdvisoryService
+from hubwatch.diff import Differ
 from hubwatch.diff.plugins import load_differs
 from hubwatch.models import SourceKind
 from hubwatch.notify.outbox import WebhookNotifier
@@ -37,6 +38,9 @@ class Runtime:
     """Attaches advisories to revisions; None with HUBWATCH_ADVISORY_SERVICE=off."""
     notifier: WebhookNotifier | None = None
     """Enqueues webhook messages for each new revision (after advisories are attached)."""
+    differs: Mapping[str, Differ] | None = None
+    """The differs the tracker runs (built-ins and plugins), so the API compares with the same
+    ones without scanning the entry points again; None: not loaded here."""
 
 
 def open_store(settings: Settings) -> Store:
@@ -79,17 +83,18 @@ def runtime(settings: Settings) -> Iterator[Runtime]:
     service = advisory_service(settings)
     attacher = AdvisoryAttacher(store, service) if service else None
     notifier = WebhookNotifier(store)
+    differs = load_differs(settings)
     tracker = Tracker(
         store,
         sources,
         Limits(settings.max_file_bytes, settings.max_header_bytes),
         RetryPolicy(attempts=settings.retries, max_wait_s=settings.retry_max_wait_s),
         after_revision=[*([attacher.after_revision] if attacher else []), notifier.after_revision],
-        differs=load_differs(settings),
+        differs=differs,
         degraded_after=settings.degraded_after,
     )
     try:
-        yield Runtime(settings, store, tracker, sources, attacher, notifier)
+        yield Runtime(settings, store, tracker, sources, attacher, notifier, differs)
     finally:
         if service:
             service.close()

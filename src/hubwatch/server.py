@@ -37,7 +37,7 @@ def api_server(rt: Runtime, host: str, port: int) -> Iterator[uvicorn.Server]:
     """uvicorn serving the API in a thread until the block ends."""
     secret = rt.settings.hub_webhook_secret
     hooks = hub_hooks_router(secret.get_secret_value() if secret else None, store_poller(rt.store))
-    app = create_app(rt.store, rt.settings, routers=[hooks])
+    app = create_app(rt.store, rt.settings, routers=[hooks], differs=rt.differs)
     # log_config=None: uvicorn's loggers go through our structlog chain.
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_config=None))
     thread = threading.Thread(target=server.run, name="api", daemon=True)

@@ -16,10 +16,10 @@ from typing import Any
 
 from hubwatch.diff.health_tokens import tokenizer_problems
 from hubwatch.diff.sections import listing
+from hubwatch.diff.shards import INDEX_SUFFIXES, index_shards
 from hubwatch.diff.view import RevisionView
 from hubwatch.models import Change, Severity
 
-_INDEX_SUFFIXES = (".safetensors.index.json", ".bin.index.json")
 _NUMBERED = re.compile(r"^(?P<stem>.+)-(?P<n>\d{5})-of-(?P<total>\d{5})\.(?P<ext>safetensors|bin)$")
 # Tensors whose first dimension is the vocabulary and second the hidden size, by format.
 _EMBEDDINGS = ("model.embed_tokens.weight", "transformer.wte.weight", "lm_head.weight")
@@ -91,7 +91,7 @@ def _flip(aspect: Aspect, before: list[str], after: list[str]) -> Change:
 def _reads_weights(path: str) -> bool:
     name = posixpath.basename(path)
     return (
-        name.endswith((".safetensors", ".bin", *_INDEX_SUFFIXES))
+        name.endswith((".safetensors", ".bin", *INDEX_SUFFIXES))
         or name in ("config.json", "params.json")
     ) and not name.startswith("training_args")
 
@@ -105,27 +105,15 @@ def weights_problems(view: RevisionView) -> list[str]:
     return problems
 
 
-def _index_shards(view: RevisionView, index: str) -> dict[str, list[str]]:
-    """Shard path → the tensors `index`'s weight_map puts in it."""
-    parsed = view.json(index)
-    weight_map = parsed.get("weight_map") if isinstance(parsed, dict) else None
-    shards: dict[str, list[str]] = {}
-    if isinstance(weight_map, dict):
-        folder = posixpath.dirname(index)
-        for tensor, shard in weight_map.items():
-            shards.setdefault(posixpath.join(folder, str(shard)), []).append(tensor)
-    return shards
-
-
 def _indexes(view: RevisionView) -> list[str]:
-    return sorted(p for p in view.files if p.endswith(_INDEX_SUFFIXES))
+    return sorted(p for p in view.files if p.endswith(INDEX_SUFFIXES))
 
 
 def _missing_shards(view: RevisionView) -> list[str]:
     problems = []
     named: set[str] = set()
     for index in _indexes(view):
-        shards = sorted(_index_shards(view, index))
+        shards = sorted(index_shards(view, index))
         named.update(shards)
         missing = [s for s in shards if s not in view.files]
         if missing:
@@ -155,7 +143,7 @@ def _mixed_uploads(view: RevisionView) -> list[str]:
     for index in _indexes(view):
         if not index.endswith(".safetensors.index.json"):
             continue
-        for shard, tensors in sorted(_index_shards(view, index).items()):
+        for shard, tensors in sorted(index_shards(view, index).items()):
             header = view.header(shard) if shard in view.files else None
             if header is None:
                 continue

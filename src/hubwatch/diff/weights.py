@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from hubwatch.diff.sections import listing
+from hubwatch.diff.shards import index_shards
 from hubwatch.diff.view import RevisionView
 from hubwatch.models import Change, FileEntry, Severity
 
@@ -66,14 +67,12 @@ def _filling_in(
     old: RevisionView, old_st: dict[str, FileEntry], new_st: dict[str, FileEntry]
 ) -> bool:
     """Whether the new safetensors files are only shards the old revision's index named."""
-    named: set[str] = set()
-    for path in old.files:
-        if path.endswith(".safetensors.index.json"):
-            index = old.json(path)
-            weight_map = index.get("weight_map") if isinstance(index, dict) else None
-            if isinstance(weight_map, dict):
-                folder = posixpath.dirname(path)
-                named |= {posixpath.join(folder, str(v)) for v in weight_map.values()}
+    named = {
+        shard
+        for path in old.files
+        if path.endswith(".safetensors.index.json")
+        for shard in index_shards(old, path)
+    }
     arrived = new_st.keys() - old_st.keys()
     return bool(arrived) and arrived <= named and old_st.keys() <= new_st.keys()
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-import posixpath
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from hubwatch.diff.shards import index_map
 from hubwatch.errors import ContentTooLarge, ContentUnavailable, SourceError, UnsafeContent
 from hubwatch.models import CommitInfo, FileEntry, ReadResult, ReadStatus, RepoRef, Snapshot
 from hubwatch.models.revision import MISSING_OBJECT
@@ -198,13 +198,9 @@ def _missing_shards(
             continue
         raw = _bytes_of(result, load)
         try:
-            weight_map = loads_bounded(raw or b"{}").get("weight_map", {})
-        except (UnsafeContent, AttributeError):
+            shards = index_map(loads_bounded(raw or b"{}"), path)
+        except UnsafeContent:
             continue
-        if not isinstance(weight_map, dict):
-            continue
-        folder = posixpath.dirname(path)
-        shards = {posixpath.join(folder, str(name)) for name in weight_map.values()}
         absent = sorted(shard for shard in shards if shard not in by_path)
         if absent:
             missing[path] = absent
