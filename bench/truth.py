@@ -4,7 +4,7 @@ Question: on labelled histories, what share of the changes a person listed by ha
 report (recall), what share of its reports are such changes (precision), how often it gives the
 severity the person gave (severity agreement), and how many reports each real event costs
 (reports per event). Histories: the synthetic ones of tests/support/truth_histories.py, and the
-real bundles in ../shared/data/hub-mirrors/ labelled in tests/data/truth/<history>.yaml (each
+real bundles in tests/data/hub-mirrors/ labelled in tests/data/truth/<history>.yaml (each
 skipped, with the reason printed, when its bundle or its file is missing). Each is tracked with
 the real Tracker and GitSource over a fresh SQLite store. Targets: recall >= 95%, precision >=
 95%, severity agreement >= 95%, reports per event <= 1.2.
@@ -27,7 +27,8 @@ from tests.support.truth import Score, load_all, report_lines, score, track_git
 from tests.support.truth_histories import HISTORIES
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
+# `source:` in a truth file is relative to tests/ (data/hub-mirrors/<name>.bundle).
+TESTS = ROOT / "tests"
 TRUTH = ROOT / "tests" / "data" / "truth"
 REAL = ("granite-3.1-1b-a400m-instruct", "devstral-small-2507-mirror")
 
@@ -51,14 +52,14 @@ def real(tmp: Path, only: set[str]) -> list[tuple[str, Score]]:
     for name in REAL:
         if only and name not in only:
             continue
-        bundle = SHARED / "data" / "hub-mirrors" / f"{name}.bundle"
+        bundle = TESTS / "data" / "hub-mirrors" / f"{name}.bundle"
         if name not in truths:
             print(f"skipped {name}: no expected-change file {TRUTH / (name + '.yaml')}")
             continue
         if truths[name].source:
-            bundle = SHARED / truths[name].source
+            bundle = TESTS / truths[name].source
         if not bundle.exists():
-            print(f"skipped {name}: {bundle} is missing (../shared is not beside the checkout)")
+            print(f"skipped {name}: {bundle} is missing")
             continue
         clone = tmp / "up" / name
         subprocess.run(["git", "clone", "--quiet", str(bundle), str(clone)], check=True)

@@ -1,4 +1,4 @@
-"""Shared fixtures: stores on SQLite and PostgreSQL, the shared data folder, the granite mirror."""
+"""Shared fixtures: stores on SQLite and PostgreSQL, the real data folder, the granite mirror."""
 
 from __future__ import annotations
 
@@ -14,8 +14,10 @@ import structlog
 
 from hubwatch.store.sql import SqlStore
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-GRANITE_BUNDLE = SHARED / "data" / "hub-mirrors" / "granite-3.1-1b-a400m-instruct.bundle"
+# The real fixtures (Hub mirrors, Hub traces, OSV records, published configs), copied from
+# ../shared with their provenance notes so that a clone runs every test (tests/data/PROVENANCE.md).
+DATA = Path(__file__).resolve().parent / "data"
+GRANITE_BUNDLE = DATA / "hub-mirrors" / "granite-3.1-1b-a400m-instruct.bundle"
 PG_ENV = "HUBWATCH_TEST_DATABASE_URL"
 REQUIRE_PG_ENV = "HUBWATCH_REQUIRE_POSTGRES"
 
@@ -98,9 +100,7 @@ def store(db_url: str) -> Iterator[SqlStore]:
 
 @pytest.fixture(scope="session")
 def granite_git(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The real 9-commit granite history, cloned from the shared bundle."""
-    if not GRANITE_BUNDLE.exists():
-        pytest.skip(f"{GRANITE_BUNDLE} is missing (../shared is not beside the checkout)")
+    """The real 9-commit granite history, cloned from the vendored bundle."""
     target = tmp_path_factory.mktemp("mirrors") / "granite"
     subprocess.run(["git", "clone", "--quiet", str(GRANITE_BUNDLE), str(target)], check=True)
     return target

@@ -19,11 +19,11 @@ from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.sql import SqlStore
 from hubwatch.tracker.attach import AdvisoryAttacher, StoreChangeFeed
 from hubwatch.tracker.poll import Tracker
-from tests.conftest import SHARED
+from tests.conftest import DATA
 from tests.support.gitrepo import CommitSpec, make_repo
 from tests.support.osvsim import osv_simulator
 
-RECORDS = SHARED / "data" / "osv" / "records"
+RECORDS = DATA / "osv" / "records"
 pytestmark = pytest.mark.skipif(not RECORDS.is_dir(), reason=f"{RECORDS} is missing")
 
 

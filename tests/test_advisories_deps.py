@@ -12,11 +12,11 @@ from hubwatch.advisories.offline import OfflineOsvService
 from hubwatch.models import Dependency
 from hubwatch.store.sql import SqlStore
 from hubwatch.tracker.attach import AdvisoryAttacher
-from tests.conftest import SHARED
+from tests.conftest import DATA
 from tests.test_store import REPO, sha, snapshot
 
 REQ = "required by requirements.txt:"
-RECORDS = SHARED / "data" / "osv" / "records"
+RECORDS = DATA / "osv" / "records"
 
 
 def evil_module(marker: Path) -> bytes:

@@ -1,4 +1,4 @@
-"""OfflineOsvService and record reading against the 30 real OSV records in ../shared."""
+"""OfflineOsvService and record reading against the 30 real OSV records (tests/data/osv)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from hubwatch.advisories.offline import OfflineOsvService
 from hubwatch.advisories.records import parse_record, read_records
 from hubwatch.errors import OfflineDatabaseError
 from hubwatch.models import Dependency, MatchStatus
-from tests.conftest import SHARED
+from tests.conftest import DATA
 
-OSV = SHARED / "data" / "osv"
+OSV = DATA / "osv"
 RECORDS = OSV / "records"
 pytestmark = pytest.mark.skipif(not RECORDS.is_dir(), reason=f"{RECORDS} is missing")
 

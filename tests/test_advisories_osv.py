@@ -14,10 +14,10 @@ from hubwatch.advisories.osv import OsvService
 from hubwatch.advisories.records import read_records
 from hubwatch.errors import OsvServiceError
 from hubwatch.models import Dependency, MatchStatus
-from tests.conftest import SHARED
+from tests.conftest import DATA
 from tests.support.osvsim import OsvSim, osv_simulator
 
-RECORDS = SHARED / "data" / "osv" / "records"
+RECORDS = DATA / "osv" / "records"
 pytestmark = pytest.mark.skipif(not RECORDS.is_dir(), reason=f"{RECORDS} is missing")
 
 TRANSFORMERS_4_36 = [

@@ -13,9 +13,9 @@ from hubwatch.advisories.publish import FeedEntry, effective_severity, export, l
 from hubwatch.diff.advisories import advisory_changes
 from hubwatch.models import AdvisoryId, AdvisoryMatch, Change, CommitSha, MatchStatus, Severity
 from hubwatch.store.sql import SqlStore
-from tests.conftest import SHARED
+from tests.conftest import DATA
 
-SCHEMA = SHARED / "data" / "osv" / "osv-schema.json"
+SCHEMA = DATA / "osv" / "osv-schema.json"
 URL = "https://huggingface.co/org/model"
 
 

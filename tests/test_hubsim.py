@@ -26,12 +26,12 @@ from huggingface_hub.errors import (
     RevisionNotFoundError,
 )
 
+from tests.conftest import DATA
 from tests.support.gitrepo import CommitSpec, add_commits, git, make_repo, safetensors_bytes
 from tests.support.hubsim import FaultPlan, HubSimulator
 
-SHARED = Path(__file__).resolve().parents[1] / ".." / "shared"
-TRACES = SHARED / "data" / "hub-traces"
-GRANITE = SHARED / "data" / "hub-mirrors" / "granite-3.1-1b-a400m-instruct.bundle"
+TRACES = DATA / "hub-traces"
+GRANITE = DATA / "hub-mirrors" / "granite-3.1-1b-a400m-instruct.bundle"
 TOKEN = "hf_simulated_valid_token"
 WEIGHTS = safetensors_bytes({"embed.weight": ("BF16", (8, 4)), "lm_head.weight": ("F32", (4, 4))})
 CONFIG = b'{"architectures": ["LlamaForCausalLM"], "model_type": "llama"}'
@@ -112,8 +112,6 @@ NOT_SIMULATED = {"xetHash"}
 @pytest.fixture(scope="module")
 def traced_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[HubSimulator, str]]:
     """The recorded private repo wzshiming/test, rebuilt from the recorded file contents."""
-    if not TRACES.is_dir():
-        pytest.skip("../shared/data/hub-traces is not beside this checkout")
     plain = json.loads((TRACES / "ref-download-plain.json").read_text())
     regular = next(e for e in plain["exchanges"] if e["seq"] == 6)["response_body"]["text"]
     pointer = (
@@ -412,8 +410,6 @@ def test_list_models_sorts_by_last_modified_newest_first(
 
 
 def test_mirror_of_a_real_hub_repo_keeps_its_history(sim: HubSimulator, tmp_path: Path) -> None:
-    if not GRANITE.is_file():
-        pytest.skip("../shared/data/hub-mirrors is not beside this checkout")
     git(tmp_path, "clone", "-q", "--bare", str(GRANITE), "g")
     sim.add_repo("ibm-granite/granite-3.1-1b-a400m-instruct", tmp_path / "g")
     api = HfApi(endpoint=sim.url, token=False)

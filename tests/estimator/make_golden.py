@@ -13,16 +13,15 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO_CONFIGS = HERE / "golden" / "configs"
-SHARED_CONFIGS = HERE.parents[2] / "shared" / "data" / "configs"
+# Real published configs, vendored from ../shared with their .source.txt notes.
+PUBLISHED_CONFIGS = HERE.parents[1] / "tests" / "data" / "configs"
 GOLDEN = HERE / "golden" / "golden.json"
 
 
 def golden_configs() -> dict[str, Path]:
-    """Every golden config by name: the repo's, and the real ones in ../shared when present."""
+    """Every golden config by name: the repo's and the published ones in tests/data/configs."""
     found = {p.stem: p for p in sorted(REPO_CONFIGS.glob("*.json"))}
-    if SHARED_CONFIGS.is_dir():
-        for path in sorted(SHARED_CONFIGS.glob("*.json")):
-            found[path.stem] = path
+    found.update({p.stem: p for p in sorted(PUBLISHED_CONFIGS.glob("*.json"))})
     return found
 
 

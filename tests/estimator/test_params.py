@@ -8,7 +8,7 @@ import json
 import pytest
 
 from hubwatch.estimator import count_params, estimate, read_model
-from tests.estimator.make_golden import GOLDEN, SHARED_CONFIGS, golden_configs
+from tests.estimator.make_golden import GOLDEN, golden_configs
 
 EXPECTED: dict[str, int] = json.loads(GOLDEN.read_text())["parameters"]
 CONFIGS = golden_configs()
@@ -21,8 +21,6 @@ PUBLISHED = (
 
 
 def test_golden_set_covers_every_family_and_the_published_configs() -> None:
-    if not SHARED_CONFIGS.is_dir():
-        pytest.skip(f"{SHARED_CONFIGS} is missing (../shared is not beside the checkout)")
     assert len(CONFIGS) >= 25
     families = {read_model(json.loads(p.read_text())).family for p in CONFIGS.values()}
     assert families >= {
@@ -61,8 +59,6 @@ def test_qwen3_30b_a3b_active_parameters_count_8_of_128_experts() -> None:
 
 
 def test_dflash_drafter_does_not_count_the_targets_embeddings() -> None:
-    if "HyzeAI__Hyze1B.dflash-drafter" not in CONFIGS:
-        pytest.skip("../shared is not beside the checkout")
     result = estimate(json.loads(CONFIGS["HyzeAI__Hyze1B.dflash-drafter"].read_text()))
     assert result.ok and result.params["embedding"] == 0
     assert "head" not in result.params["by_kind"]
@@ -70,8 +66,6 @@ def test_dflash_drafter_does_not_count_the_targets_embeddings() -> None:
 
 
 def test_nested_thinker_config_is_read_not_defaulted() -> None:
-    if "Qwen__Qwen3-ASR-1.7B.trimmed" not in CONFIGS:
-        pytest.skip("../shared is not beside the checkout")
     raw = json.loads(CONFIGS["Qwen__Qwen3-ASR-1.7B.trimmed"].read_text())
     raw["thinker_config"]["text_config"]["num_hidden_layers"] = 2
     towers = count_params(read_model(raw)).by_tower

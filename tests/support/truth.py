@@ -3,7 +3,7 @@
 An expected-change file is YAML, one per history (tests/data/truth/<history>.yaml):
 
     history: granite-3.1-1b-a400m-instruct
-    source: data/hub-mirrors/granite-3.1-1b-a400m-instruct.bundle   # under ../shared
+    source: data/hub-mirrors/granite-3.1-1b-a400m-instruct.bundle   # under tests/data
     labelled: by hand from git log -p / git show, before running hubwatch on it
     revisions:
       - sha: 0a854d4                # abbreviated sha (real) or the commit title (synthetic)
