@@ -11,6 +11,7 @@ from hubwatch.cli import (  # noqa: F401 - register their commands
     changes,
     estimate,
     osv,
+    pins,
     serve,
     subscriptions,
     tracking,

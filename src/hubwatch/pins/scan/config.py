@@ -86,7 +86,9 @@ def _keyed(
         if own is not None and revision:
             line = own.start_mark.line + 1
             at = locate(lines, line, own.end_mark.line + 1, revision)
-        found.append(make_pin(repo, revision, path, node.start_mark.line + 1, f"{spelling}:{key}", at))
+        found.append(
+            make_pin(repo, revision, path, node.start_mark.line + 1, f"{spelling}:{key}", at)
+        )
     return found
 
 
@@ -131,9 +133,9 @@ def scan_toml(path: str, raw: bytes) -> list[Pin]:
             repo = table[key]
             if not isinstance(repo, str) or not (looks_like_repo(repo) or "$" in repo):
                 continue
-            revision = table.get(f"{key}_revision", next(
-                (table[k] for k in REVISION_KEYS if k in table), None
-            ))
+            revision = table.get(
+                f"{key}_revision", next((table[k] for k in REVISION_KEYS if k in table), None)
+            )
             revision = revision if isinstance(revision, str) else None
             line = _key_line(lines, key, repo)
             at = _value_at(lines, revision, line) if revision else None
@@ -154,7 +156,10 @@ def _tables(value: Any) -> Iterator[dict[str, Any]]:
 def _key_line(lines: list[bytes], key: str, value: str) -> int:
     """The line of `key = "value"` (tomllib keeps no positions); 0 when not found."""
     pattern = re.compile(
-        rb"^\s*[\"']?" + re.escape(key.encode()) + rb"[\"']?\s*=\s*[\"']" + re.escape(value.encode())
+        rb"^\s*[\"']?"
+        + re.escape(key.encode())
+        + rb"[\"']?\s*=\s*[\"']"
+        + re.escape(value.encode())
     )
     return next((n for n, line in enumerate(lines, start=1) if pattern.match(line)), 0)
 

@@ -98,7 +98,9 @@ def _pin(
     spelling = f"python:{name}"
     repo = _resolve(repo_node, constants)
     if repo.text is None:
-        return Pin(None, None, RefKind.UNRESOLVED, path, call.lineno, spelling, None, repo.unresolved)
+        return Pin(
+            None, None, RefKind.UNRESOLVED, path, call.lineno, spelling, None, repo.unresolved
+        )
     if not looks_like_repo(repo.text):
         return None  # a local directory or a legacy single-name id
     rev_node = _argument(call, "revision", None)

@@ -113,9 +113,7 @@ def env_refs(pairs: Sequence[tuple[str, str]]) -> Iterator[tuple[str, str | None
             yield repo, next((values[v] for v in sorted(REVISION_VARS) if v in values), None)
 
 
-def pins_on(
-    lines: list[bytes], first: int, last: int, argv: Sequence[str], path: str
-) -> list[Pin]:
+def pins_on(lines: list[bytes], first: int, last: int, argv: Sequence[str], path: str) -> list[Pin]:
     """The launcher pins in `argv`, a command found on lines `first`..`last` of the file."""
     found = []
     for spelling, repo, revision in command_refs(argv):
