@@ -1,4 +1,4 @@
-"""`pins check` and `pins bump` on the fixture codebase, against the Hub simulator and a git remote."""
+"""`pins check` and `pins bump` on the fixture codebase: the Hub simulator and a git remote."""
 
 from __future__ import annotations
 
@@ -63,13 +63,16 @@ def codebase(tmp_path: Path, granite_git: Path) -> Iterator[tuple[Path, dict[str
     with HubSimulator() as hub:
         hub.add_repo(GRANITE, granite_git)
         hub.add_repo("hubwatch-test/toy", tmp_path / "upstream" / "toy")
-        yield copy, {
-            "HF_ENDPOINT": hub.url,
-            "HUBWATCH_DATA_DIR": str(tmp_path / "data"),
-            "HUBWATCH_ADVISORY_SERVICE": "off",
-            "HUBWATCH_LOG_LEVEL": "ERROR",
-            "HUBWATCH_RETRIES": "0",
-        }
+        yield (
+            copy,
+            {
+                "HF_ENDPOINT": hub.url,
+                "HUBWATCH_DATA_DIR": str(tmp_path / "data"),
+                "HUBWATCH_ADVISORY_SERVICE": "off",
+                "HUBWATCH_LOG_LEVEL": "ERROR",
+                "HUBWATCH_RETRIES": "0",
+            },
+        )
     assert hub.errors == []
 
 
@@ -142,7 +145,10 @@ def test_check_markdown_parses_to_a_table_and_headings(
     headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
     assert "breaking" in headings and "security" in headings
     links = [t.attrGet("href") for t in tokens if t.type == "inline" for t in t.children or []]
-    assert any(str(h).endswith(f"/{GRANITE}/commit/c4f8e0dd19f0ce00bca6c9742751d1827e8fa03a") for h in links)
+    assert any(
+        str(h).endswith(f"/{GRANITE}/commit/c4f8e0dd19f0ce00bca6c9742751d1827e8fa03a")
+        for h in links
+    )
 
 
 def _outside_shas(raw: bytes) -> list[bytes]:

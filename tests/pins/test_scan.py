@@ -1,4 +1,4 @@
-"""`pins scan` over the fixture codebase: every spelling found, at its file and line, nothing else."""
+"""`pins scan` over the fixture codebase: every spelling found at its file and line, no more."""
 
 from __future__ import annotations
 
@@ -85,7 +85,7 @@ def test_each_sha_is_located_where_its_bytes_are() -> None:
 
 
 def test_commented_out_references_are_ignored() -> None:
-    shas_in_comments = {"79c34b3b4fdd75cb0fdef8294ff4bf1c51f9ba96", "79c34b3", "02aa12c"}
+    shas_in_comments = {"79c34b3b4fdd75cb0fdef8294ff4", "79c34b3", "02aa12c"}
     assert not {p.ref for p in scan([CODEBASE])} & shas_in_comments
 
 

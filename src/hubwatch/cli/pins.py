@@ -60,7 +60,7 @@ class FailOn(StrEnum):
 @pins_app.command("scan")
 @exit_on_error()
 def scan_command(paths: PathsArg, as_json: JsonOption = False) -> None:
-    """List every model reference under PATH...: repo, pinned sha (or branch, unpinned), file, line."""
+    """List every model reference under PATH...: repo, revision (or unpinned), file, line."""
     found = scan(paths)
     if as_json:
         print_json([pin_json(p) for p in found])

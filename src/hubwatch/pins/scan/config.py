@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import yaml
@@ -51,7 +51,7 @@ def scan_yaml(path: str, raw: bytes, spelling: str = "yaml") -> list[Pin]:
     return sorted(found, key=lambda p: p.line)
 
 
-def _mappings(documents: list[yaml.Node | None]) -> Iterator[yaml.MappingNode]:
+def _mappings(documents: Sequence[yaml.Node | None]) -> Iterator[yaml.MappingNode]:
     seen: set[int] = set()
     todo: list[yaml.Node] = [d for d in documents if d is not None]
     while todo and len(seen) < MAX_NODES:

@@ -1,4 +1,4 @@
-"""`hubwatch.lock`: pins a team keeps by hand (TOML: a table per repo with its sha, date, reason)."""
+"""`hubwatch.lock`: pins a team keeps by hand (TOML: a table per repo, its sha, date, reason)."""
 
 from __future__ import annotations
 

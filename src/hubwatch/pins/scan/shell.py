@@ -28,7 +28,8 @@ def logical_lines(raw: bytes) -> Iterator[tuple[int, int, str]]:
     """(first line, last line, text) of each line with its backslash continuations joined;
     comment lines are dropped, also inside a continued command."""
     text = raw.decode("utf-8", "replace").splitlines()
-    number, parts, start = 0, [], 0
+    number, start = 0, 0
+    parts: list[str] = []
     for number, line in enumerate(text, start=1):
         if line.lstrip().startswith("#"):
             continue

@@ -20,7 +20,7 @@ config = hf_hub_download(
 )
 files = snapshot_download(GRANITE, revision=GRANITE_REV)
 llm = LLM(model="ibm-granite/granite-3.1-1b-a400m-instruct", revision="v1.0")
-# old = AutoModelForCausalLM.from_pretrained(GRANITE, revision="79c34b3b4fdd75cb0fdef8294ff4bf1c51f9ba96")
+# old = AutoModelForCausalLM.from_pretrained(GRANITE, revision="79c34b3b4fdd75cb0fdef8294ff4")
 local = AutoModelForCausalLM.from_pretrained("./checkpoints/last")
 EXAMPLE = """AutoModelForCausalLM.from_pretrained("org/in-a-string", revision="0000000")"""
 
