@@ -10,7 +10,16 @@ from fastapi.responses import JSONResponse
 
 from hubwatch import __version__
 from hubwatch.api.etag import ETagMiddleware
-from hubwatch.api.routes import advisories, badges, feeds, health, pages, repos, subscriptions
+from hubwatch.api.routes import (
+    advisories,
+    badges,
+    feeds,
+    health,
+    pages,
+    pins,
+    repos,
+    subscriptions,
+)
 from hubwatch.diff import Differ
 from hubwatch.diff.plugins import load_differs
 from hubwatch.errors import HubwatchError
@@ -55,6 +64,7 @@ def create_app(
         advisories.router,
         badges.router,
         subscriptions.router,
+        pins.router,
         feeds.router,
         pages.router,
         *routers,  # e.g. issue 7's POST /hooks/hub

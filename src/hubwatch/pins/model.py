@@ -8,7 +8,7 @@ from enum import StrEnum
 
 _SHA = re.compile(r"[0-9a-f]{7,40}")
 # Hub ids are `org/name`; a local path (./m, /models/m, ~/m) or a bare legacy name is not a pin.
-_REPO = re.compile(r"[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}")
+_REPO = re.compile(r"[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}", re.ASCII)
 
 
 class RefKind(StrEnum):
