@@ -189,3 +189,17 @@ def test_bump_to_newest_without_breaking_stops_before_it(
     assert T0 in lock.read_text()  # the next revision is the breaking one: the pin stays
     code, _ = run(env, "bump", str(lock), "--to", "newest", "--write")
     assert T2 in lock.read_text()
+
+
+def test_a_tracked_repo_that_cannot_be_refreshed_is_checked_from_the_store(
+    codebase: tuple[Path, dict[str, str]],
+) -> None:
+    root, env = codebase
+    lock = str(root / "hubwatch.lock")
+    assert run(env, "check", lock, "--fail-on", "breaking")[0] == 1
+    shutil.rmtree(root.parent / "upstream")
+    code, stdout = run(env, "check", lock, "--json", "--fail-on", "breaking")
+    mirror = next(p for p in json.loads(stdout)["pins"] if p["source"] == "git")
+    assert (mirror["status"], mirror["newest"]) == ("behind", T2)
+    assert mirror["error"].startswith("could not refresh: ")
+    assert code == 1

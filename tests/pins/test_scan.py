@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from hubwatch.cli import app
-from hubwatch.pins.scan import SCANNERS, scan
+from hubwatch.pins.scan import SCANNERS, scan, scanner_for
 
 CODEBASE = Path(__file__).parent.parent / "data" / "pins" / "codebase"
 G = "ibm-granite/granite-3.1-1b-a400m-instruct"
@@ -107,3 +107,25 @@ def test_no_file_makes_a_scanner_raise(name: str, raw: bytes) -> None:
     scan_file = dict(SCANNERS)[name]
     for pin in scan_file(f"x/{name.replace('*', 'f')}", raw):
         assert pin.line >= 0
+
+
+_SOUP = st.lists(
+    st.sampled_from(
+        [
+            "vllm", "serve", "hf", "download", "org/m", "--revision", "--revision=", "abc1234",
+            "text-generation-launcher", "--model-id", "'", '"', "\\", "\n", "#", "&&", "|", ";",
+            "$X", "${Y}", "[", "]", "{", "}", ":", "- ", "model:", "revision:", "command:",
+            "environment:", "MODEL_ID=", "ENV", "RUN", "CMD", "=", " ", "\t", "&", "*a", "&a",
+        ]
+    ),
+    max_size=60,
+).map("".join)  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["serve.sh", "Dockerfile", "c.yaml", "c.json", "c.toml", "a.py"])
+@given(text=_SOUP)
+def test_command_and_config_soup_never_makes_a_scanner_raise(name: str, text: str) -> None:
+    scan_file = scanner_for(name)
+    assert scan_file is not None
+    for pin in scan_file(name, text.encode()):
+        assert pin.repo is None or "/" in pin.repo

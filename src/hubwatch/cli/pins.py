@@ -89,6 +89,7 @@ def _checked(pins: list[Pin]) -> Iterator[tuple[Report, Store, Link]]:
     with runtime(loaded) as rt:
 
         def ensure(ref: RepoRef) -> None:
+            err.print(f"tracking {shown(ref.repo_id)}", highlight=False)
             result = rt.tracker.track(ref)
             if result.failure:
                 raise result.failure

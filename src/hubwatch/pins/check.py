@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -106,16 +107,32 @@ def repo_refs(pins: Iterable[Pin]) -> dict[str, RepoRef]:
 
 def check(store: Store, pins: Sequence[Pin], ensure: Ensure | None = None) -> Report:
     """Check every pin against the store; `ensure` tracks each repo first (None: only what is
-    already tracked is known, the others are FAILED)."""
+    already tracked is known, the others are FAILED).
+
+    A tracked repo that `ensure` cannot refresh is still checked against what is stored, with
+    the error on each of its pins; an untracked one is FAILED.
+    """
     failures: dict[str, str] = {}
+    stale: dict[str, str] = {}
     for repo_id, ref in repo_refs(pins).items():
         try:
             if ensure is not None:
                 ensure(ref)
+        except HubwatchError as exc:
+            stale[repo_id] = f"could not refresh: {exc}"
+        try:
             store.get_repo(repo_id)
         except HubwatchError as exc:
-            failures[repo_id] = str(exc)
-    return Report(tuple(check_pin(store, pin, failures) for pin in pins))
+            failures[repo_id] = stale.pop(repo_id, str(exc))
+    reports = (check_pin(store, pin, failures) for pin in pins)
+    return Report(
+        tuple(
+            dataclasses.replace(r, error=stale[r.pin.repo])
+            if r.pin.repo in stale and r.error is None
+            else r
+            for r in reports
+        )
+    )
 
 
 def check_pin(store: Store, pin: Pin, failures: dict[str, str] | None = None) -> PinReport:
