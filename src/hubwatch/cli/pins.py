@@ -139,7 +139,8 @@ def _render(report: Report, threshold: Severity, fmt: Format, link: Link) -> str
         data = report_sarif(report)
     else:
         return None
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    # ASCII: upstream text (summaries, titles) can hold C1 controls a terminal would act on.
+    return json.dumps(data, indent=2, ensure_ascii=True) + "\n"
 
 
 def _table(report: Report) -> None:

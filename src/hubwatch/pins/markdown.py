@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from hubwatch.models import Change, RevisionChanges, Severity
@@ -10,11 +11,13 @@ from hubwatch.pins.check import PinReport, Report
 from hubwatch.pins.links import Link
 
 _ORDER = sorted(Severity, key=lambda s: -s.rank)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def cell(text: object) -> str:
-    """Text safe inside a table cell: one line, pipes, backticks and markup characters escaped."""
-    flat = " ".join(str(text).split())
+    """Upstream text safe in a table cell or a heading: control characters (terminal escapes)
+    dropped, one line, pipes, backticks, brackets and HTML characters escaped."""
+    flat = " ".join(_CONTROL.sub("", str(text)).split())
     for char in "\\|`*_[]<>#":
         flat = flat.replace(char, "\\" + char)
     return flat
