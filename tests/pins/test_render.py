@@ -31,6 +31,7 @@ def test_upstream_markup_in_a_summary_is_escaped_not_rendered(store: SqlStore) -
     assert any(SCRIPT in c.content for c in inline if c.type == "text")
     hrefs = {c.attrGet("href") for c in inline if c.type == "link_open"}
     assert f"https://hub.test/org/model/commit/{shas[1]}" in hrefs
+    assert "Advisories of the newest revision of org/model: PYSEC-2024-227" in text
 
 
 def test_sarif_of_every_status_validates(store: SqlStore) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from structlog.testing import capture_logs
 from typer.testing import CliRunner
 
 from hubwatch.cli import app
@@ -129,3 +130,13 @@ def test_command_and_config_soup_never_makes_a_scanner_raise(name: str, text: st
     assert scan_file is not None
     for pin in scan_file(name, text.encode()):
         assert pin.repo is None or "/" in pin.repo
+
+
+def test_nesting_past_a_parser_s_stack_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    (tmp_path / "deep.json").write_text("[" * 100_000)
+    (tmp_path / "deep.py").write_text("x = " + "(" * 100_000)
+    (tmp_path / "ok.sh").write_text("vllm serve org/m --revision abc1234\n")
+    with capture_logs() as logs:
+        found = scan([tmp_path])
+    assert [(p.repo, p.ref) for p in found] == [("org/m", "abc1234")]
+    assert all(e["event"] == "pins_scan_skipped" for e in logs)

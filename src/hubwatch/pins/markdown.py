@@ -50,9 +50,10 @@ def report_markdown(report: Report, threshold: Severity, link: Link) -> str:
         if p.changes and p.pin.repo:
             out += ["", f"### {cell(p.pin.repo)} since {cell(p.pin.ref)} ({_where(p)})", ""]
             out += changes_by_severity(p.pin.repo, p.changes, link)
-        if p.advisories and p.advisories.matches:
-            ids = ", ".join(cell(m.advisory_id) for m in p.advisories.matches)
-            out += ["", f"Advisories of the pinned revision of {cell(p.pin.repo)}: {ids}"]
+        for label, found in (("pinned", p.advisories), ("newest", p.newest_advisories)):
+            if found and found.matches:
+                ids = ", ".join(cell(m.advisory_id) for m in found.matches)
+                out += ["", f"Advisories of the {label} revision of {cell(p.pin.repo)}: {ids}"]
     return "\n".join(out) + "\n"
 
 

@@ -7,6 +7,8 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+import structlog
+
 from hubwatch.pins.model import Pin
 from hubwatch.pins.scan.config import scan_toml, scan_yaml
 from hubwatch.pins.scan.lockfile import LOCKFILE, scan_lockfile
@@ -30,6 +32,8 @@ SCANNERS: tuple[tuple[str, Scanner], ...] = (
     ("*.json", lambda path, raw: scan_yaml(path, raw, "json")),
     ("*.toml", scan_toml),
 )
+log = structlog.get_logger(__name__)
+
 SKIPPED_DIRS = frozenset({".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", ".tox"})
 MAX_FILE_BYTES = 2 * 1024 * 1024
 """Bigger files are not read: configs and scripts are small, a data dump is not a pin."""
@@ -60,5 +64,9 @@ def scan(paths: Iterable[str | Path]) -> list[Pin]:
         scan_file = scanner_for(path.name)
         if scan_file is None or not path.is_file() or path.stat().st_size > MAX_FILE_BYTES:
             continue
-        found += scan_file(str(path), path.read_bytes())
+        try:
+            found += scan_file(str(path), path.read_bytes())
+        except (RecursionError, ValueError, OSError) as exc:
+            # Nesting too deep for a parser, an unreadable file: skipped, and said so.
+            log.warning("pins_scan_skipped", path=str(path), error=type(exc).__name__)
     return found

@@ -31,7 +31,7 @@ def scan_python(path: str, raw: bytes) -> list[Pin]:
     """Every recognised call with a repo argument; a file that does not parse finds nothing."""
     try:
         tree = ast.parse(raw, filename=path)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []  # not Python we can read (or a template): nothing to find, nothing to run
     lines = raw.splitlines()
     constants = _constants(tree)
@@ -83,7 +83,11 @@ def _resolve(node: ast.expr, constants: dict[str, ast.Constant]) -> _Value:
         node = constants[node.id]
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return _Value(node.value, node.lineno)
-    return _Value(None, node.lineno, ast.unparse(node))
+    try:
+        shown = ast.unparse(node)
+    except RecursionError:  # an expression nested past the stack: named, not printed
+        shown = type(node).__name__
+    return _Value(None, node.lineno, shown[:200])
 
 
 def _pin(

@@ -27,7 +27,9 @@ _DOCKER_ENV = re.compile(r"(?i)\s*(ENV|ARG)\s+(.*)", re.DOTALL)
 def logical_lines(raw: bytes) -> Iterator[tuple[int, int, str]]:
     """(first line, last line, text) of each line with its backslash continuations joined;
     comment lines are dropped, also inside a continued command."""
-    text = raw.decode("utf-8", "replace").splitlines()
+    # NOTE: bytes.splitlines, not str.splitlines: the latter also breaks at \x0b, \x1c, \u2028…
+    # and the numbers must match the lines a bump rewrites.
+    text = [line.decode("utf-8", "replace") for line in raw.splitlines()]
     number, start = 0, 0
     parts: list[str] = []
     for number, line in enumerate(text, start=1):
