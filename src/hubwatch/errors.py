@@ -26,6 +26,7 @@ HubwatchError                    1  500
 ├── WebhookUrlRefused            2  422  a webhook URL not https, or pointing into a private network
 ├── InvalidChangeKind            2  422  a change kind not in dotted lower case (a ValueError too)
 ├── UnsafeContent                1  422  upstream JSON/YAML malformed or over a limit (a ValueError)
+├── PinMoved                     1  409  a pin's sha is no longer where the scan found it
 ├── StoreError                   1  503  the database refused something
 │   └── WorkerConflict           1  503  a second worker on a store that allows one (SQLite)
 └── AdvisoryServiceError         1  500  anything an AdvisoryService raises
@@ -203,6 +204,13 @@ class UnsafeContent(HubwatchError, ValueError):
     """
 
     http_status = HTTPStatus.UNPROCESSABLE_ENTITY
+
+
+class PinMoved(HubwatchError):
+    """A pin's sha is no longer at the file, line and column a scan found it: the file changed
+    between the scan and `pins bump --write`, which then writes no file at all."""
+
+    http_status = HTTPStatus.CONFLICT
 
 
 class StoreError(HubwatchError):

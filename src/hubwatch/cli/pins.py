@@ -158,7 +158,7 @@ def _table(report: Report) -> None:
 
 
 @pins_app.command("bump")
-@exit_on_error(ValueError)
+@exit_on_error()
 def bump_command(
     paths: PathsArg,
     to: Annotated[
@@ -172,7 +172,10 @@ def bump_command(
     ] = False,
 ) -> None:
     """Move each sha pin to TARGET (only the sha bytes change) and print a changelog."""
-    without = parse_target(to)
+    try:
+        without = parse_target(to)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--to") from None
     with _checked(scan(paths)) as (report, store, link):
         bumps = plan(store, report.pins, without)
     edited = rewrite(bumps)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from hubwatch.errors import HubwatchError
+from hubwatch.errors import PinMoved
 from hubwatch.models import CommitSha, RevisionChanges, Severity
 from hubwatch.pins.check import PinReport, PinStatus
 from hubwatch.pins.model import Pin
@@ -16,10 +16,6 @@ from hubwatch.store.base import Store
 
 NEWEST = "newest"
 WITHOUT = "newest-without="
-
-
-class PinMoved(HubwatchError):
-    """A pin's sha is no longer where the scan found it: the file changed in between."""
 
 
 @dataclass(frozen=True, slots=True)
