@@ -23,9 +23,15 @@ def cell(text: object) -> str:
     return flat
 
 
+def code(text: object) -> str:
+    """Text inside a code span, where backslash escapes do not apply: one line, no backticks,
+    pipes escaped for tables (GFM unescapes them there first)."""
+    flat = " ".join(_CONTROL.sub("", str(text)).split())
+    return "`" + flat.replace("`", "'").replace("|", "\\|") + "`"
+
+
 def _where(report: PinReport) -> str:
-    pin = report.pin
-    return f"`{pin.path}:{pin.line}`".replace("|", "\\|")
+    return code(f"{report.pin.path}:{report.pin.line}")
 
 
 def report_markdown(report: Report, threshold: Severity, link: Link) -> str:
@@ -73,7 +79,7 @@ def changes_by_severity(repo: str, revisions: Iterable[RevisionChanges], link: L
             sha = rc.revision.sha
             url = link(repo, sha)
             ref = f"[`{sha[:12]}`]({url})" if url else f"`{sha[:12]}`"
-            out.append(f"- {ref} `{cell(change.kind)}`: {cell(change.summary)}")
+            out.append(f"- {ref} {code(change.kind)}: {cell(change.summary)}")
         out.append("")
     return out
 
@@ -87,7 +93,7 @@ def changelog_markdown(bumps: Sequence[Bump], link: Link) -> str:
         if (repo, bump.old, bump.new) in seen:
             continue  # the same move pinned in several files: one changelog
         seen.add((repo, bump.old, bump.new))
-        where = sorted({f"`{b.pin.path}:{b.pin.line}`" for b in bumps if b.pin.repo == repo})
+        where = sorted({code(f"{b.pin.path}:{b.pin.line}") for b in bumps if b.pin.repo == repo})
         out += [
             f"### {cell(repo)} {bump.old[:12]} → {bump.new[:12]}",
             "",
