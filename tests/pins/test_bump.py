@@ -54,3 +54,9 @@ def test_bump_with_an_unknown_target_is_a_usage_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["pins", "bump", str(tmp_path), "--to", "latest"])
     assert result.exit_code == EXIT_USAGE
     assert "newest-without=SEVERITY" in result.stderr
+
+
+def test_check_output_needs_a_file_format(tmp_path: Path) -> None:
+    args = ["pins", "check", str(tmp_path), "--output", str(tmp_path / "r.txt")]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == EXIT_USAGE and "--format json, markdown or sarif" in result.stderr

@@ -117,6 +117,8 @@ def check_command(
     """Track each pinned repo and report what changed upstream since each pin, by severity."""
     threshold = Severity(fail_on.value)
     fmt = Format.JSON if as_json else fmt
+    if output is not None and fmt is Format.TABLE:
+        raise typer.BadParameter("needs --format json, markdown or sarif", param_hint="--output")
     with _checked(scan(paths)) as (report, _, link):
         text = _render(report, threshold, fmt, link)
     if text is None:
