@@ -157,13 +157,17 @@ class GuardMiddleware:
             await JSONResponse({"detail": exc.detail}, 413)(scope, receive, guarded_send)
 
 
+PROBED_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+
+
 def allowed_methods(app: Starlette, scope: Scope) -> set[str]:
     """The methods some route of `app` answers at the request's path (HEAD wherever GET is)."""
-    allowed: set[str] = set()
-    for route in app.routes:
-        methods = getattr(route, "methods", None)
-        if methods and "OPTIONS" not in methods and route.matches(scope)[0] is not Match.NONE:
-            allowed |= set(methods)
+    # Asked of the router as a request of each method would be: included routers nest routes.
+    allowed = {
+        method
+        for method in PROBED_METHODS
+        if any(route.matches({**scope, "method": method})[0] is Match.FULL for route in app.routes)
+    }
     if "GET" in allowed:
         allowed.add("HEAD")
     return allowed
