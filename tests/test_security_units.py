@@ -12,7 +12,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from hubwatch.cli import app
 from hubwatch.errors import CredentialsInUrl, WebhookUrlRefused
 from hubwatch.logging import redact_secrets
 from hubwatch.models import redact_text, redact_url, split_credentials, strip_credentials
@@ -203,3 +205,11 @@ def test_render_worker_renders_after_dropping_root() -> None:
         check=True,
     )
     assert json.loads(done.stdout) == {"outputs": {"a": {"text": '\n"é"'}}, "failure": None}
+
+
+def test_cli_track_refuses_credentials_for_a_host_without_a_setting(tmp_path: Path) -> None:
+    env = {"HUBWATCH_DATA_DIR": str(tmp_path), "HUBWATCH_LOG_LEVEL": "ERROR"}
+    url = "https://bob:SECRET@git.example/a.git"
+    result = CliRunner().invoke(app, ["track", "org/a", "--source", "git", "--url", url], env=env)
+    assert result.exit_code == 2
+    assert "SECRET" not in result.output and "HUBWATCH_GIT_CREDENTIALS" in result.output
