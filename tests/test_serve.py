@@ -130,7 +130,7 @@ def test_killed_daemon_loses_no_webhook_and_each_event_arrives_once(tmp_path: Pa
         try:
             wait_for(lambda: second.count("api_started") == 1, "the API")
             health = httpx2.get(f"http://127.0.0.1:{port}/healthz", timeout=5)
-            assert health.json()["repos"] == 1
+            assert health.json() == {"status": "ok"}
             add_commits(upstream, [generation([1, 2, 3])])  # detected by the poll, then sent
             hub.touch(REPO_ID, datetime.now(UTC))  # the Hub's lastModified is the push time
             wait_for(lambda: second.count("revision_detected") >= 1, "the new revision")

@@ -63,6 +63,12 @@ def test_recent_changes_by_repo_org_and_all(filled: SqlStore) -> None:
     assert len(filled.recent_changes(repo_id=REPO.repo_id, limit=1)) == 1
 
 
+@pytest.mark.parametrize("spelling", ["ORG", "Org", "o_g", "o%", "or"])
+def test_recent_changes_of_an_org_match_it_exactly(filled: SqlStore, spelling: str) -> None:
+    assert filled.recent_changes(org="org")
+    assert filled.recent_changes(org=spelling) == []
+
+
 def test_subscription_round_trip_and_unknown_ids(filled: SqlStore) -> None:
     sub = filled.add_subscription(
         "https://x.example/h", "whsec_AA==", repo_id=None, org="org", kinds=["card."],

@@ -24,6 +24,7 @@ HubwatchError                    1  500
 │   └── UnexpectedResponse       1  500  an answer the adapter cannot read (malformed): no retry
 ├── UnknownSubscription          3  404  a webhook subscription id the store does not know
 ├── WebhookUrlRefused            2  422  a webhook URL not https, or pointing into a private network
+├── CredentialsInUrl             2  422  a git URL with `user:token@` for a host without a setting
 ├── InvalidChangeKind            2  422  a change kind not in dotted lower case (a ValueError too)
 ├── UnsafeContent                1  422  upstream JSON/YAML malformed or over a limit (a ValueError)
 ├── PinMoved                     1  409  a pin's sha is no longer where the scan found it
@@ -180,6 +181,13 @@ class UnknownSubscription(HubwatchError):
 
 class WebhookUrlRefused(HubwatchError):
     """A webhook URL we will not send to (scheme, or a host in a refused network)."""
+
+    exit_code = EXIT_USAGE
+    http_status = HTTPStatus.UNPROCESSABLE_ENTITY
+
+
+class CredentialsInUrl(HubwatchError):
+    """A tracked URL with credentials in it whose host has none in HUBWATCH_GIT_CREDENTIALS."""
 
     exit_code = EXIT_USAGE
     http_status = HTTPStatus.UNPROCESSABLE_ENTITY

@@ -9,17 +9,24 @@ from typing import Any
 
 import structlog
 
+from hubwatch.models import redact_text
+
 # Keys whose values must never reach a log line, whatever a caller passes.
-_SECRET_KEYS = frozenset({"token", "hf_token", "authorization", "password", "secret", "api_token"})
+_SECRET_KEYS = frozenset(
+    {"token", "hf_token", "authorization", "password", "secret", "api_token", "git_credentials"}
+)
 
 
 def redact_secrets(
     _logger: object, _name: str, event: MutableMapping[str, Any]
 ) -> MutableMapping[str, Any]:
-    """Replace the values of secret-looking keys with a fixed marker."""
-    for key in list(event):
+    """Replace the values of secret-looking keys with a fixed marker, and the credentials of any
+    URL (`user:token@`, `?token=`) in a text value: an access log line, a git error, a URL."""
+    for key, value in list(event.items()):
         if key.lower() in _SECRET_KEYS:
             event[key] = "<redacted>"
+        elif isinstance(value, str):
+            event[key] = redact_text(value)
     return event
 
 

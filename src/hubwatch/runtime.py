@@ -78,7 +78,11 @@ def runtime(settings: Settings) -> Iterator[Runtime]:
     token = settings.hf_token.get_secret_value() if settings.hf_token else None
     sources: dict[SourceKind, RevisionSource] = {
         SourceKind.HUB: HubSource(settings.hf_endpoint, token, settings.http_timeout_s),
-        SourceKind.GIT: GitSource(settings.mirrors_dir, settings.git_timeout_s),
+        SourceKind.GIT: GitSource(
+            settings.mirrors_dir,
+            settings.git_timeout_s,
+            {host: s.get_secret_value() for host, s in settings.git_credentials.items()},
+        ),
     }
     service = advisory_service(settings)
     attacher = AdvisoryAttacher(store, service) if service else None

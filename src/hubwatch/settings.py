@@ -65,6 +65,9 @@ class Settings(BaseSettings):
     """Longest single wait between retries (Retry-After is honoured up to this)."""
     degraded_after: int = Field(default=3, ge=1)
     """A repo whose polls fail this many times in a row is marked degraded until one succeeds."""
+    git_credentials: dict[str, SecretStr] = Field(default_factory=dict)
+    """Credentials of git hosts, a JSON object `{"host": "user:token"}`: sent to that host only,
+    never stored with a tracked URL or shown. Never logged."""
     git_timeout_s: float = Field(default=600.0, gt=0)
     """Timeout of one git command (clone and fetch of large mirrors take a while)."""
     advisory_service: AdvisoryServiceKind = AdvisoryServiceKind.OFFLINE
@@ -94,7 +97,13 @@ class Settings(BaseSettings):
     api_token: SecretStr | None = None
     """Bearer token for writes (track, untrack, subscribe); without one, writes are refused."""
     api_public_reads: bool = True
-    """Whether reads (API, pages, feeds, badges) need no token; false: they need the token too."""
+    """Whether reads (API, pages, feeds, badges, /metrics, /docs) need no token; false: they need
+    the token too, and only `/healthz` stays public."""
+    api_max_body_bytes: int = Field(default=1 * MiB, gt=0)
+    """Largest request body the API accepts (413 beyond it, before any of it is parsed)."""
+    public_url: str | None = None
+    """The base URL people reach `hubwatch serve` at (`https://hubwatch.example.org`): feed links
+    are built from it, never from a request's Host; default `http://<api_host>:<api_port>`."""
     webhook_allow_http: bool = False
     """Accept `http://` webhook URLs (default: https only)."""
     webhook_allowed_networks: list[str] = Field(default_factory=list)
@@ -117,6 +126,17 @@ class Settings(BaseSettings):
         if self.database_url is not None:
             return self.database_url.get_secret_value()
         return f"sqlite:///{self.data_dir / 'hubwatch.db'}"
+
+    def resolved_public_url(self) -> str:
+        """The base URL links are built from, without a trailing slash."""
+        if self.public_url:
+            return self.public_url.rstrip("/")
+        host = f"[{self.api_host}]" if ":" in self.api_host else self.api_host
+        return f"http://{host}:{self.api_port}"
+
+    def git_hosts(self) -> frozenset[str]:
+        """The hosts HUBWATCH_GIT_CREDENTIALS has credentials for, in lower case."""
+        return frozenset(host.lower() for host in self.git_credentials)
 
     @property
     def osv_database_dir(self) -> Path:

@@ -20,9 +20,11 @@ from hubwatch.api.routes import (
     repos,
     subscriptions,
 )
+from hubwatch.api.security import GuardMiddleware, add_options_route
 from hubwatch.diff import Differ
 from hubwatch.diff.plugins import load_differs
 from hubwatch.errors import HubwatchError
+from hubwatch.models import redact_text
 from hubwatch.settings import Settings
 from hubwatch.store.base import Store
 
@@ -49,13 +51,16 @@ def create_app(
     app.state.settings = settings
     app.state.differs = load_differs(settings) if differs is None else differs
     app.add_middleware(ETagMiddleware)
+    # Outermost: tokens and the body limit are checked before any route (or body parser) runs.
+    app.add_middleware(GuardMiddleware, settings=settings)
 
     @app.exception_handler(HubwatchError)
     async def _hubwatch_error(request: Request, exc: HubwatchError) -> JSONResponse:
         status = exc.http_status
+        message = redact_text(str(exc))  # a git error may quote a URL with its credentials
         if status >= 500:
-            log.error("request_failed", path=request.url.path, error=str(exc))
-        return JSONResponse({"detail": str(exc)}, status_code=status)
+            log.error("request_failed", path=request.url.path, error=message)
+        return JSONResponse({"detail": message}, status_code=status)
 
     for router in (
         health.router,
@@ -70,4 +75,5 @@ def create_app(
         *routers,  # e.g. issue 7's POST /hooks/hub
     ):
         app.include_router(router)
+    add_options_route(app)
     return app

@@ -22,6 +22,7 @@ from hubwatch.models import (
     RevisionChanges,
     StoredRevision,
     TrackedRepo,
+    redact_url,
 )
 
 API = "/api/v1"
@@ -35,7 +36,7 @@ def repo_public(repo: TrackedRepo) -> RepoPublic:
     return RepoPublic(
         repo_id=repo.ref.repo_id,
         source=repo.ref.source.value,
-        url=repo.ref.url,
+        url=redact_url(repo.ref.url),  # one stored before credentials were split off
         branch=repo.ref.branch,
         state=repo.state.value,
         head=repo.head,

@@ -258,4 +258,3 @@ class DeliveryPublic(_Public):
 
 class Health(BaseModel):
     status: Literal["ok"]
-    repos: int

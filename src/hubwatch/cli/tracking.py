@@ -31,6 +31,7 @@ from hubwatch.models import (
     RepoState,
     SourceKind,
     TrackedRepo,
+    strip_credentials,
     validate_repo_id,
 )
 from hubwatch.models.timestamps import to_minute
@@ -51,6 +52,9 @@ def track(
     validate_repo_id(repo_id)
     if source is SourceKind.GIT and not url:
         raise InvalidRepoId("--source git needs --url URL (a git URL or a local path)")
+    cfg = settings()
+    if source is SourceKind.GIT and url:
+        url = strip_credentials(url, cfg.git_hosts())  # credentials live in the settings only
     ref = RepoRef(repo_id, source, url if source is SourceKind.GIT else None, branch)
     progress = _progress()
     task = progress.add_task(f"backfilling {shown(repo_id)}", total=None)
@@ -66,7 +70,7 @@ def track(
         )
 
     try:
-        with runtime(settings()) as rt:
+        with runtime(cfg) as rt:
             result = rt.tracker.track(ref, advance)
     finally:
         if progress.live.is_started:

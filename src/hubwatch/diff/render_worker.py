@@ -16,11 +16,25 @@ conversation (`raise_exception`, undefined values) are that conversation's outpu
 
 from __future__ import annotations
 
+import codecs
+import importlib
 import json
+import os
 import resource
 import sys
 from datetime import datetime
 from typing import Any
+
+UNPRIVILEGED = 65534
+"""The uid and gid (`nobody` / `nogroup`) the worker renders as when started as root: root's
+capabilities ignore RLIMIT_NPROC (and could raise any limit again)."""
+
+_WARM_UP = (
+    "{%- for m in messages %}{% if loop.first %}{{ '\\n' ~ m.content|tojson|trim }}{% endif %}"
+    "{% set x = namespace(a=1) %}{{ raise_exception('x') if false else m.role|upper }}{% endfor %}"
+    "{{ strftime_now('%d') }}{% generation %}{{ 2 * 3 }}{% endgeneration %}"
+)
+_WARM_UP_CONTEXT = {"name": "warm-up", "context": {"messages": [{"role": "u", "content": "é"}]}}
 
 # The date strftime_now() sees, so that renders are reproducible (transformers uses now()).
 FIXED_NOW = datetime(2025, 1, 15, 12, 0, 0)
@@ -163,12 +177,39 @@ def render_all(request: dict[str, Any]) -> dict[str, Any]:
     return {"outputs": outputs, "failure": None}
 
 
-def main() -> None:
-    request = json.loads(sys.stdin.buffer.read())
+def drop_root() -> None:
+    """As root, become `nobody` for good (groups, gid, then uid: the order that can't fail
+    half-way); a failure ends the worker rather than rendering as root."""
+    if os.geteuid() != 0:
+        return
+    os.setgroups([])
+    os.setresgid(UNPRIVILEGED, UNPRIVILEGED, UNPRIVILEGED)
+    os.setresuid(UNPRIVILEGED, UNPRIVILEGED, UNPRIVILEGED)
+    if os.geteuid() == 0 or os.getuid() == 0:
+        raise SystemExit("render worker could not drop root")
+
+
+def confine(request: dict[str, Any]) -> None:
+    """Lower every limit, then drop root, before any byte of the template is looked at."""
+    # NOTE: once root is dropped the interpreter's own files may be unreadable (a Python under
+    # /root): import now what rendering imports lazily, by rendering a template that uses it.
+    for module in ("jinja2.ext", "jinja2.sandbox", "jinja2.exceptions", "jinja2.nodes"):
+        importlib.import_module(module)
+    for codec in ("unicode_escape", "utf-8", "ascii", "latin-1"):
+        codecs.lookup(codec)
+    render_all({**request, "template": _WARM_UP, "conversations": [_WARM_UP_CONTEXT]})
+
     _limit(resource.RLIMIT_AS, int(request["max_memory_bytes"]))
     _limit(resource.RLIMIT_CPU, int(request["cpu_s"]))
     _limit(resource.RLIMIT_FSIZE, 0)  # no files written, whatever happens
-    _limit(resource.RLIMIT_NPROC, 0)  # no processes started
+    _limit(resource.RLIMIT_NPROC, 0)  # no processes started (binds once root is dropped)
+    _limit(resource.RLIMIT_NOFILE, 16)  # stdin, stdout, stderr and what imports need
+    drop_root()
+
+
+def main() -> None:
+    request = json.loads(sys.stdin.buffer.read())
+    confine(request)
     answer = render_all(request)
     sys.stdout.write(json.dumps(answer))
 

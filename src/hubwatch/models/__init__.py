@@ -9,6 +9,13 @@ from hubwatch.models.advisory import (
     SeverityScore,
 )
 from hubwatch.models.change import Change, Severity
+from hubwatch.models.credentials import (
+    redact_text,
+    redact_url,
+    split_credentials,
+    strip_credentials,
+    url_host,
+)
 from hubwatch.models.estimate import TRAIN_SEQ_LEN, Estimate
 from hubwatch.models.history import FeedItem, HistoryPage, RevisionChanges
 from hubwatch.models.ids import AdvisoryId, CommitSha, ContentSha
@@ -84,5 +91,10 @@ __all__ = [
     "StoredRevision",
     "Subscription",
     "TrackedRepo",
+    "redact_text",
+    "redact_url",
+    "split_credentials",
+    "strip_credentials",
+    "url_host",
     "validate_repo_id",
 ]

@@ -36,21 +36,53 @@ def parse_networks(cidrs: Sequence[str]) -> list[IpNetwork]:
         raise WebhookUrlRefused(f"bad network in webhook_allowed_networks: {exc}") from None
 
 
-def _refused(address: IpAddress) -> str | None:
-    """Why an address is off limits, if it is."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
-        address = address.ipv4_mapped
+NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
+"""RFC 6052's well-known prefix and RFC 8215's local-use one: the last 32 bits are IPv4."""
+
+
+def embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 one carries and is routed to: IPv4-mapped (`::ffff:a.b.c.d`),
+    IPv4-compatible (`::a.b.c.d`), 6to4 (`2002:AABB:CCDD::`), Teredo (`2001::/32`, the
+    client's address), NAT64 (`64:ff9b::a.b.c.d`)."""
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address.teredo is not None:
+        return address.teredo[1]
+    packed = int(address)
+    if any(address in net for net in NAT64) or (0 < packed < 2**32 and packed > 1):
+        return ipaddress.IPv4Address(packed & 0xFFFFFFFF)
+    return None
+
+
+def _reason(address: IpAddress) -> str:
     for reason, flag in (
         ("loopback", address.is_loopback),
-        ("link-local", address.is_link_local),
-        ("private", address.is_private),
-        ("multicast", address.is_multicast),
         ("unspecified", address.is_unspecified),
+        ("link-local", address.is_link_local),
+        ("multicast", address.is_multicast),
+        ("private", address.is_private),
         ("reserved", address.is_reserved),
     ):
         if flag:
             return reason
-    return None
+    return "not globally routable"  # shared address space (100.64/10: cloud metadata), …
+
+
+def refused_reason(address: IpAddress) -> str | None:
+    """Why an address is off limits, if it is: anything not globally routable, itself or
+    through the IPv4 address it embeds."""
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:  # it is that IPv4 address, nothing else
+            return refused_reason(address.ipv4_mapped)
+        inner = embedded_ipv4(address)
+        why = refused_reason(inner) if inner is not None else None
+        if why:
+            return f"{why} (the IPv4 address {inner} embedded in it)"
+    if address.is_global and not address.is_multicast:
+        return None
+    return _reason(address)
 
 
 def check_webhook_url(
@@ -82,7 +114,7 @@ def check_webhook_url(
     if not addresses:
         raise WebhookUrlRefused(f"webhook host {host!r} resolves to no address")
     for address in addresses:
-        reason = _refused(address)
+        reason = refused_reason(address)
         if reason and not any(address in network for network in allowed):
             raise WebhookUrlRefused(
                 f"webhook host {host!r} resolves to {reason} address {address}; allow it with "

@@ -9,6 +9,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from hubwatch.errors import (
@@ -45,10 +46,16 @@ class GitSource(RevisionSource):
     no byte of a message, author or file name is ever split on or read as a pathspec.
     """
 
-    def __init__(self, mirrors_dir: Path, timeout_s: float = 600.0) -> None:
+    def __init__(
+        self,
+        mirrors_dir: Path,
+        timeout_s: float = 600.0,
+        credentials: Mapping[str, str] | None = None,
+    ) -> None:
+        """`credentials`: `{host: "user:token"}` sent to that host over https only."""
         self._mirrors = mirrors_dir
         self._timeout = timeout_s
-        self._git = GitRunner(timeout_s)
+        self._git = GitRunner(timeout_s, credentials)
         self._fetched: set[str] = set()
         self._listings: dict[str, Listing] = {}  # repo id -> the last tree listed
         self._lock = threading.Lock()

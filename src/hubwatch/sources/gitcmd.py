@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 from hubwatch.errors import RepoNotFound, RepositoryDamaged, SourceError, SourceUnavailable
-from hubwatch.models import RepoRef
+from hubwatch.models import RepoRef, redact_text
 from hubwatch.models.revision import MISSING_OBJECT
 from hubwatch.sources.gitparse import BatchObject, read_batch
 
@@ -57,11 +59,32 @@ def git_env() -> dict[str, str]:
     }
 
 
+def credential_env(credentials: Mapping[str, str]) -> dict[str, str]:
+    """git configuration, in the environment, sending each host's credentials to it alone.
+
+    `{"host": "user:token"}` becomes `http.https://host/.extraHeader` (HTTP basic; a value
+    without `:` is sent as a bearer token). In the environment, not on the command line (which
+    `ps` shows) nor in the mirror's config (which `clone` writes the URL into).
+    """
+    env: dict[str, str] = {}
+    for i, (host, secret) in enumerate(sorted(credentials.items())):
+        if ":" in secret:
+            value = "Basic " + base64.b64encode(secret.encode()).decode("ascii")
+        else:
+            value = f"Bearer {secret}"
+        env[f"GIT_CONFIG_KEY_{i}"] = f"http.https://{host.lower()}/.extraHeader"
+        env[f"GIT_CONFIG_VALUE_{i}"] = f"Authorization: {value}"
+    if env:
+        env["GIT_CONFIG_COUNT"] = str(len(credentials))
+    return env
+
+
 class GitRunner:
     """Runs git commands with a timeout; a failure is GitFailed, a timeout SourceUnavailable."""
 
-    def __init__(self, timeout_s: float) -> None:
+    def __init__(self, timeout_s: float, credentials: Mapping[str, str] | None = None) -> None:
         self.timeout_s = timeout_s
+        self._extra_env = credential_env(credentials or {})
 
     def run(
         self, *args: str, cwd: Path | None = None, stdin: bytes | None = None
@@ -73,7 +96,7 @@ class GitRunner:
                 input=stdin,
                 capture_output=True,
                 timeout=self.timeout_s,
-                env=git_env(),
+                env={**git_env(), **self._extra_env},
                 check=False,
             )
         except subprocess.TimeoutExpired as exc:
@@ -98,7 +121,8 @@ class GitRunner:
 def clean_stderr(raw: bytes) -> str:
     """git's stderr as one line for a message: control characters (NUL too) removed."""
     lines = (_CONTROL.sub("", line).strip() for line in raw.decode("utf-8", "replace").splitlines())
-    text = "; ".join(line for line in lines if line)
+    # a URL tracked before credentials were split off may be quoted with them
+    text = redact_text("; ".join(line for line in lines if line))
     return text if len(text) <= _STDERR_MAX else text[: _STDERR_MAX - 1] + "…"
 
 

@@ -14,7 +14,7 @@ from hubwatch.advisories.service import AdvisoryService
 from hubwatch.diff.advisories import KIND as ADVISORIES_CHANGED
 from hubwatch.diff.advisories import advisory_changes
 from hubwatch.errors import AdvisoryServiceError, HubwatchError, UnknownRevision
-from hubwatch.models import AdvisoryMatch, CommitSha, SourceKind, TrackedRepo
+from hubwatch.models import AdvisoryMatch, CommitSha, SourceKind, TrackedRepo, redact_url
 from hubwatch.store.base import Store
 
 log = structlog.get_logger(__name__)
@@ -107,7 +107,7 @@ class AdvisoryAttacher:
 def repo_url(tracked: TrackedRepo, hub_endpoint: str) -> str:
     """Where people find the repo: its Hub page, or the git URL it is tracked from."""
     if tracked.ref.source is SourceKind.GIT and tracked.ref.url:
-        return tracked.ref.url
+        return redact_url(tracked.ref.url) or tracked.ref.url
     return f"{hub_endpoint.rstrip('/')}/{tracked.ref.repo_id}"
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
 
-from hubwatch.api.deps import StoreDep, require_reader
+from hubwatch.api.deps import SettingsDep, StoreDep, require_reader
 from hubwatch.models import FeedItem, validate_repo_id
 from hubwatch.notify.feeds import atom_feed
 
@@ -18,35 +18,43 @@ _ATOM: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _feed(request: Request, items: list[FeedItem], title: str, key: str) -> Response:
+def _feed(
+    request: Request, settings: SettingsDep, items: list[FeedItem], title: str, key: str
+) -> Response:
+    # NOTE: links come from HUBWATCH_PUBLIC_URL, never from the request's Host header, which
+    # the client (or anyone in front of a proxy) chooses.
+    base = settings.resolved_public_url()
     body = atom_feed(
         items,
         title=title,
-        feed_url=str(request.url),
-        site_url=str(request.base_url),
+        feed_url=f"{base}{request.url.path}",
+        site_url=f"{base}/",
         feed_id=f"{TAG}:feed:{key}",
     )
     return Response(body, media_type=ATOM_TYPE)
 
 
 @router.get("/feeds/all.atom", response_class=Response, responses=_ATOM)
-def all_feed(request: Request, store: StoreDep) -> Response:
+def all_feed(request: Request, store: StoreDep, settings: SettingsDep) -> Response:
     """The latest changes of every tracked repo."""
-    return _feed(request, store.recent_changes(limit=100), "hubwatch: all changes", "all")
+    items = store.recent_changes(limit=100)
+    return _feed(request, settings, items, "hubwatch: all changes", "all")
 
 
 @router.get("/feeds/{org}.atom", response_class=Response, responses=_ATOM)
-def org_feed(org: str, request: Request, store: StoreDep) -> Response:
+def org_feed(org: str, request: Request, store: StoreDep, settings: SettingsDep) -> Response:
     """The latest changes of one org's repos."""
     validate_repo_id(f"{org}/x")
     items = store.recent_changes(org=org, limit=100)
-    return _feed(request, items, f"hubwatch: {org}", f"org:{org}")
+    return _feed(request, settings, items, f"hubwatch: {org}", f"org:{org}")
 
 
 @router.get("/feeds/{org}/{name}.atom", response_class=Response, responses=_ATOM)
-def repo_feed(org: str, name: str, request: Request, store: StoreDep) -> Response:
+def repo_feed(
+    org: str, name: str, request: Request, store: StoreDep, settings: SettingsDep
+) -> Response:
     """The latest changes of one repo."""
     repo_id = validate_repo_id(f"{org}/{name}")
     store.get_repo(repo_id)  # NotTracked: 404
     items = store.recent_changes(repo_id=repo_id, limit=100)
-    return _feed(request, items, f"hubwatch: {repo_id}", f"repo:{repo_id}")
+    return _feed(request, settings, items, f"hubwatch: {repo_id}", f"repo:{repo_id}")

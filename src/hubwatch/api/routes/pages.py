@@ -10,7 +10,7 @@ from jinja2 import Environment, PackageLoader
 
 from hubwatch.api.convert import advisory_url
 from hubwatch.api.deps import StoreDep, repo_path, require_reader
-from hubwatch.models import Change
+from hubwatch.models import Change, redact_url
 from hubwatch.models.timestamps import to_minute
 
 router = APIRouter(tags=["pages"], dependencies=[Depends(require_reader)])
@@ -37,6 +37,7 @@ def _batch(fit: Any) -> str:
 
 
 _env.globals.update(when=to_minute, gb=_gb, batch=_batch, advisory_url=advisory_url)
+_env.filters["redact_url"] = redact_url
 
 
 def _page(template: str, **context: Any) -> HTMLResponse:

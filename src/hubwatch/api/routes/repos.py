@@ -14,7 +14,14 @@ from hubwatch.api.convert import (
     revision_changes_public,
     revision_public,
 )
-from hubwatch.api.deps import DiffersDep, StoreDep, repo_path, require_reader, require_writer
+from hubwatch.api.deps import (
+    DiffersDep,
+    SettingsDep,
+    StoreDep,
+    repo_path,
+    require_reader,
+    require_writer,
+)
 from hubwatch.api.schemas import (
     AdvisoryReportPublic,
     DiffPublic,
@@ -25,7 +32,7 @@ from hubwatch.api.schemas import (
     RevisionDetail,
     RevisionPage,
 )
-from hubwatch.models import RepoRef, Severity, SourceKind
+from hubwatch.models import RepoRef, Severity, SourceKind, strip_credentials
 from hubwatch.tracker.compare import diff_stored
 
 router = APIRouter(prefix="/api/v1", tags=["repos"])
@@ -47,12 +54,17 @@ def list_repos(store: StoreDep) -> list[RepoPublic]:
     dependencies=[Depends(require_writer)],
     responses={200: {"description": "Already tracked", "model": RepoPublic}},
 )
-def track_repo(body: RepoCreate, store: StoreDep, response: Response) -> RepoPublic:
+def track_repo(
+    body: RepoCreate, store: StoreDep, settings: SettingsDep, response: Response
+) -> RepoPublic:
     """Track a repo; the scheduler backfills its history on its next poll."""
     if body.source == "git" and not (body.url or "").startswith("https://"):
         raise HTTPException(422, "a git source needs an https:// url (local paths are refused)")
     source = SourceKind(body.source)
-    ref = RepoRef(body.repo_id, source, body.url if source is SourceKind.GIT else None, body.branch)
+    url = body.url if source is SourceKind.GIT else None
+    if url:
+        url = strip_credentials(url, settings.git_hosts())  # kept in the settings, never stored
+    ref = RepoRef(body.repo_id, source, url, body.branch)
     if not store.add_repo(ref):
         response.status_code = 200
     return repo_public(store.get_repo(body.repo_id))

@@ -102,7 +102,10 @@ class SqlBrowseStore(SqlBase, BrowseStore):
             if repo_id is not None:
                 query = query.where(RepoRow.repo_id == repo_id)
             if org is not None:
-                query = query.where(col(RepoRow.repo_id).startswith(f"{org}/"))
+                # NOTE: not LIKE: `_` and `%` are wildcards in it, and SQLite's LIKE ignores
+                # case (`/feeds/m_ta-LLAMA.atom` matched meta-llama); `=` on a prefix is exact.
+                prefix = f"{org}/"
+                query = query.where(func.substr(col(RepoRow.repo_id), 1, len(prefix)) == prefix)
             revisions = session.exec(query.order_by(col(RevisionRow.id).desc()).limit(limit)).all()
             ids = [row.id for row, _ in revisions]
             grouped: dict[int, list[ChangeRow]] = {}
