@@ -30,6 +30,8 @@ OWN_AUTH_PATHS = frozenset({"/hooks/hub"})
 TOKEN_PARAMS = frozenset({"token", "access_token", "api_token", "api_key", "apikey"})
 """Query parameters refused outright: a URL is logged and kept by proxies, a header is not."""
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+READ_ONLY_POSTS = frozenset({"/api/v1/pins/check"})
+"""POST routes that only read the store (a list of pins outgrows a URL): reads, not writes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +69,10 @@ def _token_problem(settings: Settings, scope: Scope) -> Refusal | None:
     return None
 
 
+def _is_read(method: str, path: str) -> bool:
+    return method in SAFE_METHODS or (method == "POST" and path in READ_ONLY_POSTS)
+
+
 def check_request(settings: Settings, scope: Scope) -> Refusal | None:
     """What to answer instead of the application, if anything: decided from the request line
     and headers alone, so no byte of the body is read for a request that is refused."""
@@ -78,7 +84,7 @@ def check_request(settings: Settings, scope: Scope) -> Refusal | None:
     path: str = scope["path"]
     if path in PUBLIC_PATHS or path in OWN_AUTH_PATHS:
         problem = None
-    elif scope["method"] not in SAFE_METHODS or not settings.api_public_reads:
+    elif not settings.api_public_reads or not _is_read(scope["method"], path):
         problem = _token_problem(settings, scope)
     else:
         problem = None
