@@ -14,10 +14,12 @@ HubwatchError                    1  500
 │   ├── RevisionNotFound         3  500  branch, tag or sha unknown upstream
 │   ├── EntryNotFound            1  500  file missing at that revision
 │   ├── AuthError                4  500  401 / 403 without a more precise reason
-│   │   └── RepoGated            4  500  gated repo, token lacks access
+│   │   ├── RepoGated            4  500  gated repo, token lacks access
+│   │   └── TokenRefused         4  500  a 401 although a token is configured: HF_TOKEN refused
 │   ├── RepoDisabled             1  500  disabled by the Hub
 │   ├── RateLimited              1  500  429; carries retry_after seconds
 │   ├── SourceUnavailable        5  500  5xx, timeouts, dropped connections: worth retrying
+│   │   └── SourceOffline        5  500  HF_HUB_OFFLINE=1: no request is made, so none is retried
 │   ├── RepositoryDamaged        6  500  git objects missing or corrupt (upstream or in the mirror)
 │   ├── ContentUnavailable       1  500  bytes not readable here (an LFS pointer in a git mirror)
 │   ├── ContentTooLarge          1  500  a file or header over its size cap
@@ -120,6 +122,14 @@ class RepoGated(AuthError):
     """The repository is gated and this token has not been granted access."""
 
 
+class TokenRefused(AuthError):
+    """The Hub answered 401 although a token is configured: the token is invalid or expired.
+
+    Never a sign that the repo is gone: the Hub answers a refused token exactly as it answers an
+    anonymous caller, so only a 404 (RepoNotFound) means deleted.
+    """
+
+
 class RepoDisabled(SourceError):
     """The Hub disabled the repository."""
 
@@ -143,6 +153,12 @@ class SourceUnavailable(SourceError):
     exit_code = EXIT_UNREACHABLE
     transient = True
     per_file = False
+
+
+class SourceOffline(SourceUnavailable):
+    """Offline mode is on (HF_HUB_OFFLINE=1): the source is not asked at all."""
+
+    transient = False
 
 
 class RepositoryDamaged(SourceError):

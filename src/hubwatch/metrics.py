@@ -44,6 +44,13 @@ DISCOVERY_WOKEN = Counter("hubwatch_discovery_woken", "Repos woken for a poll by
 HEAD_CHECKS = Counter(
     "hubwatch_head_checks", "Per-repo cheap checks (resolver HEAD, git ls-remote)."
 )
+TOKEN_REFUSED = Counter(
+    "hubwatch_token_refused",
+    "Checks (whoami, at most one per poll interval) that found HF_TOKEN refused by the Hub.",
+)
+AUTH_FAILED = Counter(
+    "hubwatch_auth_failed_polls", "Polls that ended in state auth_failed: the Hub refused HF_TOKEN."
+)
 DETECTION_LAG = Histogram(
     "hubwatch_detection_lag_seconds",
     "From a revision's upstream commit time to its detection.",

@@ -77,7 +77,12 @@ def runtime(settings: Settings) -> Iterator[Runtime]:
     store = open_store(settings)
     token = settings.hf_token.get_secret_value() if settings.hf_token else None
     sources: dict[SourceKind, RevisionSource] = {
-        SourceKind.HUB: HubSource(settings.hf_endpoint, token, settings.http_timeout_s),
+        SourceKind.HUB: HubSource(
+            settings.hf_endpoint,
+            token,
+            settings.http_timeout_s,
+            token_check_s=settings.poll_interval_s,  # a refused token: one warning per cycle
+        ),
         SourceKind.GIT: GitSource(
             settings.mirrors_dir,
             settings.git_timeout_s,

@@ -30,6 +30,7 @@ from .hubsim_http import (
     Target,
     byte_range,
     content_type,
+    cursor_offset,
     error_reply,
     int_arg,
     json_reply,
@@ -54,6 +55,16 @@ _EXPOSE = (
     "Accept-Ranges,Content-Range,X-Linked-Size,X-Linked-ETag,X-Xet-Hash"
 )
 _UNAUTHORIZED = "Invalid username or password."
+# What whoami-v2 answers a token it refuses (huggingface_hub raises it as "Invalid user token.",
+# HfApi._inner_whoami); the Hub's message, as Spaces that failed on login() logged it.
+_BAD_TOKEN = "Invalid credentials in Authorization header"
+# CloudFront's answer to a signed URL past its expiry (the Hub's LFS/Xet downloads redirect to
+# such URLs: tests/data/hub-traces/ref-download-plain.json, exchanges 5 and 7, Location).
+_CDN_DENIED = (
+    b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code>'
+    b"<Message>Access denied</Message></Error>"
+)
+_GATEWAY_TIMEOUT = b"<html><body><h1>504 Gateway Time-out</h1></body></html>"
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _NOT_JSON = b"<!doctype html><html><body>Sign in to the network to continue</body></html>"
 
@@ -72,6 +83,8 @@ class RequestRecord:
     auth: bool
     """Whether an Authorization header came with the request (valid or not)."""
     fault: FaultKind | None = None
+    agent: str | None = None
+    """The User-Agent header sent."""
 
 
 @dataclass
@@ -81,7 +94,7 @@ class HubStats:
     requests: int = 0
     by_route: Counter[tuple[str, str]] = field(default_factory=Counter)
     """(method, route) -> requests; routes: commits, tree, paths-info, model-info, refs, resolve,
-    cdn, models-list, other."""
+    cdn, models-list, whoami, other."""
     bytes_sent: int = 0
     """Response body bytes sent (counted as a response starts), LFS content included."""
     lfs_bytes: int = 0
@@ -163,6 +176,11 @@ class HubSimulator:
         self._repos: dict[str, _RepoState] = {}
         self._readers: dict[Path, GitReader] = {}
         self._renames: dict[str, str] = {}
+        self.listing_depth: int | None = None
+        """Listing pages starting this many items deep (or deeper) answer 504, as the Hub's deep
+        `/api/models?sort=lastModified` pages time out at its gateway; None: every page answers."""
+        self.cdn_refused: set[str] = set()
+        """LFS sha256s the CDN answers 403 for (a signed URL that expired on the way)."""
         self._rate_limits: dict[str, tuple[int, float]] | None = None
         self._windows: dict[tuple[str, str], tuple[int, int]] = {}
         self._queued: list[_Fault] = []
@@ -330,6 +348,7 @@ class HubSimulator:
             handler.headers.get("Range"),
             "Authorization" in handler.headers,
             fault.kind if fault else None,
+            handler.headers.get("User-Agent"),
         )
         sent = reply.wire_length(request.method, truncate=truncate) if reply else 0
         with self._lock:
@@ -420,10 +439,13 @@ class HubSimulator:
     def _dispatch(self, request: Request, target: Target) -> Reply:
         if target.route == "models-list":
             return self._models_list(request)
+        if target.route == "whoami":
+            return self._whoami(request)
         if target.route == "other":
             raise HubError(404, "Sorry, we can't find the page you are looking for.")
-        if target.repo_id in self._renames:
-            new_path = target.prefix + self._renames[target.repo_id]
+        moved = self._renames.get(target.repo_id) or self._canonical(target.repo_id)
+        if moved is not None:
+            new_path = target.prefix + moved
             new_path += request.raw_path[len(target.prefix) + len(target.repo_id) :]
             query = urlencode(request.query, doseq=True)
             location = new_path + (f"?{query}" if query else "")
@@ -449,12 +471,32 @@ class HubSimulator:
             return self._paths_info(state, sha, request)
         return self._resolve(state, sha, target.path, request)
 
+    def _canonical(self, repo_id: str) -> str | None:
+        """The id a repo is served under when `repo_id` only differs from it in letter case.
+
+        The Hub redirects (307, path-only Location) a mis-cased id to its canonical one (seen
+        by apache/opendal#8225 on /api/datasets/Google-Research-Datasets/MBPP/paths-info).
+        """
+        if repo_id in self._repos:
+            return None
+        folded = repo_id.casefold()
+        return next((known for known in self._repos if known.casefold() == folded), None)
+
+    def _whoami(self, request: Request) -> Reply:
+        if not request.authorized:
+            www = 'Bearer realm="Authentication required", charset="UTF-8"'
+            raise HubError(401, _BAD_TOKEN, headers={"WWW-Authenticate": www})
+        return json_reply({"type": "user", "name": "hubsim", "auth": {"type": "access_token"}})
+
     def _open(self, target: Target, request: Request) -> _RepoState:
         state = self._repos.get(target.repo_id)
         if state is None or state.deleted or (state.private and not request.authorized):
             # NOTE: the Hub answers 401 without telling whether the repo exists. Its 401s carry no
             # X-Error-Code, but huggingface_hub maps them to RepositoryNotFoundError only for https
             # URLs (REPO_API_REGEX), so the code is added here for the same client behaviour.
+            # A token the Hub refuses (revoked: `tokens.discard(t)`) gets this same answer, as
+            # in tests/data/hub-traces/ref-anonymous.json: exchanges 8-12 send a Bearer token
+            # and are answered exactly like the anonymous 2-7.
             if not request.authorized:
                 www = 'Bearer realm="Authentication required", charset="UTF-8"'
                 raise HubError(401, _UNAUTHORIZED, "RepoNotFound", {"WWW-Authenticate": www})
@@ -587,6 +629,8 @@ class HubSimulator:
             found = next((p for p in candidates if p.is_file()), None)
         if found is None:
             return Reply(404, {"Content-Type": "text/plain"}, b"Not Found")
+        if oid in self.cdn_refused:
+            return Reply(403, {"Content-Type": "application/xml"}, _CDN_DENIED)
         headers = {"ETag": f'"{oid}"', "Accept-Ranges": "bytes"}
         headers["Content-Type"] = "application/octet-stream"
         try:
@@ -597,6 +641,9 @@ class HubSimulator:
         return Reply(status, headers, file=(found, start, length))
 
     def _models_list(self, request: Request) -> Reply:
+        if self.listing_depth is not None and cursor_offset(request) >= self.listing_depth:
+            # NOTE: no X-Error-Code, an HTML body: the gateway answers, not the Hub's API
+            return Reply(504, {"Content-Type": "text/html"}, _GATEWAY_TIMEOUT)
         author, search = request.arg("author"), request.arg("search").lower()
         rows = []
         for repo_id, state in list(self._repos.items()):

@@ -91,6 +91,8 @@ def route(path: str, method: str, *, cdn: bool) -> Target:
     if cdn:
         ok = len(parts) == 2 and parts[0] == "cdn" and method in ("GET", "HEAD")
         return Target("cdn", None, path=parts[1]) if ok else Target("other", None)
+    if parts[:2] == ["api", "whoami-v2"] and len(parts) == 2:
+        return Target("whoami", "api")
     if parts[:2] == ["api", "models"]:
         if len(parts) == 2 or parts[2:] == [""]:
             return Target("models-list", "api")
@@ -202,13 +204,18 @@ def request_id(trace_id: str | None) -> str:
     return f"{root};{trace_id}" if trace_id else root
 
 
-def page(base_url: str, request: Request, items: list[Any], size: int) -> Reply:
-    """One page of `items`, linking to the next with an opaque `cursor` like the Hub does."""
+def cursor_offset(request: Request) -> int:
+    """Where the page a request asks for starts, from its opaque `cursor` (0 without one)."""
     cursor = request.arg("cursor")
     try:
-        offset = int(base64.urlsafe_b64decode(cursor.encode()).decode()) if cursor else 0
+        return int(base64.urlsafe_b64decode(cursor.encode()).decode()) if cursor else 0
     except (ValueError, binascii.Error):
         raise HubError(400, "Invalid cursor") from None
+
+
+def page(base_url: str, request: Request, items: list[Any], size: int) -> Reply:
+    """One page of `items`, linking to the next with an opaque `cursor` like the Hub does."""
+    offset = cursor_offset(request)
     reply = json_reply(items[offset : offset + size])
     if offset + size < len(items):
         next_cursor = base64.urlsafe_b64encode(str(offset + size).encode()).decode()

@@ -77,7 +77,8 @@ def track(
             progress.stop()
     if result.failure:
         raise result.failure
-    err.print(f"tracking {shown(repo_id)}: {len(result.new)} new revision(s) stored")
+    # result.repo_id: the Hub's canonical id, which may differ from the one typed (letter case)
+    err.print(f"tracking {shown(result.repo_id)}: {len(result.new)} new revision(s) stored")
 
 
 @app.command()
@@ -115,6 +116,8 @@ def list_repos(as_json: JsonOption = False) -> None:
 def _state(repo: TrackedRepo) -> str:
     if repo.state is RepoState.DEGRADED:  # polls keep failing: make it stand out
         return f"[bold dark_orange]degraded[/] ({repo.failures} failed polls)"
+    if repo.state is RepoState.AUTH_FAILED:  # nothing is wrong with the repo: the token is
+        return "[bold red]auth_failed[/] (the Hub refused HF_TOKEN)"
     return repo.state.value
 
 

@@ -115,6 +115,9 @@ class RepoState(StrEnum):
     DEGRADED = "degraded"
     """Its polls keep failing (`HUBWATCH_DEGRADED_AFTER` in a row); they go on, and the first
     that succeeds makes it active again."""
+    AUTH_FAILED = "auth_failed"
+    """The Hub refused the configured token (401): what is stored stays as it was, polls go on,
+    and the first that the Hub answers makes it active again."""
 
 
 READABLE_STATES = (RepoState.ACTIVE, RepoState.GATED)

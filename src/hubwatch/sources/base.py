@@ -20,6 +20,18 @@ class RevisionSource(ABC):
     def list_commits(self, repo: RepoRef) -> list[CommitInfo]:
         """Every commit reachable from the tracked branch, newest first (all pages)."""
 
+    def list_commits_since(self, repo: RepoRef, stop: CommitSha) -> list[CommitInfo]:
+        """The commits newest first down to `stop` (included) when it is on the branch, so a
+        new revision does not cost the whole history; all of them (`list_commits`) when not.
+
+        A source that pages its listing overrides this to stop asking at `stop`'s page.
+        """
+        commits = self.list_commits(repo)
+        for i, commit in enumerate(commits):
+            if commit.sha == stop:
+                return commits[: i + 1]
+        return commits
+
     @abstractmethod
     def status(self, repo: RepoRef) -> RepoStatus:
         """The repo's current head on the tracked branch, its id, and whether it is gated."""
@@ -76,6 +88,7 @@ class ChangeFeed(ABC):
     def recently_modified(self, limit: int) -> Iterator[Modified]:
         """Up to `limit` repos, most recently modified first.
 
-        Lazy: pages are fetched as the caller iterates, so stopping early saves requests.
-        Raises SourceError subclasses only.
+        Lazy: pages are fetched as the caller iterates, so stopping early saves requests. A
+        page's items come once the whole page is read, so those yielded before an error (a
+        deep page answering 504) are whole pages'. Raises SourceError subclasses only.
         """

@@ -1,11 +1,12 @@
-"""HubSource: a RevisionSource on huggingface_hub; the only module that imports it."""
+"""HubSource: a RevisionSource on huggingface_hub (hub.py and hubhttp.py alone import it)."""
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
+from datetime import UTC
 from typing import Any, TypeVar
 from urllib.parse import quote
 
@@ -13,56 +14,30 @@ import httpx2
 import huggingface_hub
 import structlog
 from huggingface_hub import HfApi, hf_hub_url
-from huggingface_hub import errors as hf_errors
-from huggingface_hub.hf_api import RepoFile
+from huggingface_hub.hf_api import ModelInfo, RepoFile
+from huggingface_hub.utils._datetime import parse_datetime
 from huggingface_hub.utils._headers import build_hf_headers
-from huggingface_hub.utils._http import hf_raise_for_status, hf_request_event_hook
+from huggingface_hub.utils._http import hf_raise_for_status
 
-from hubwatch import metrics
+from hubwatch import __version__, metrics
 from hubwatch.errors import (
-    AuthError,
     ContentTooLarge,
-    EntryNotFound,
-    RateLimited,
-    RepoDisabled,
     RepoGated,
-    RepoNotFound,
     RevisionNotFound,
-    SourceError,
     SourceUnavailable,
-    UnexpectedResponse,
+    TokenRefused,
 )
 from hubwatch.models import CommitInfo, CommitSha, FileEntry, RepoRef, RepoStatus
 from hubwatch.sources.base import ChangeFeed, Modified, RevisionSource
-from hubwatch.sources.pacing import Pacer, bucket_of
+from hubwatch.sources.hubhttp import cdn_refusal, configure_session, pages, status_of, translate
+from hubwatch.sources.pacing import Pacer
 
 T = TypeVar("T")
 _CHUNK = 64 * 1024
-
-
-def _configure_session(timeout_s: float, pacer: Pacer) -> None:
-    """Give huggingface_hub's shared client a timeout (its default waits forever) and pacing."""
-
-    def pace(request: httpx2.Request) -> None:
-        pacer.before(bucket_of(request.url.path))
-
-    def learn(response: httpx2.Response) -> None:
-        pacer.after(response.headers.get("RateLimit"), response.headers.get("RateLimit-Policy"))
-        bucket = bucket_of(response.request.url.path) or "other"
-        metrics.HUB_REQUESTS.labels(bucket, str(response.status_code)).inc()
-        if response.status_code >= 400:
-            # the Hub's own id of a failed request, for the log lines that follow (retries)
-            request_id = response.headers.get("X-Request-Id")
-            structlog.contextvars.bind_contextvars(hub_request_id=request_id)
-
-    def factory() -> httpx2.Client:
-        return httpx2.Client(
-            event_hooks={"request": [hf_request_event_hook, pace], "response": [learn]},
-            follow_redirects=True,
-            timeout=httpx2.Timeout(timeout_s),
-        )
-
-    huggingface_hub.set_client_factory(factory)
+_LIBRARY = "hubwatch"
+"""With __version__, the User-Agent's first part: `hubwatch/0.1.0; hf_hub/…` (huggingface_hub's
+utils/_headers.py `_http_user_agent` writes "None" where no version is given)."""
+log = structlog.get_logger(__name__)
 
 
 class HubSource(RevisionSource, ChangeFeed):
@@ -74,37 +49,34 @@ class HubSource(RevisionSource, ChangeFeed):
         token: str | None = None,
         timeout_s: float = 30.0,
         pacer: Pacer | None = None,
+        *,
+        token_check_s: float = 600.0,
+        transport: httpx2.BaseTransport | None = None,
     ) -> None:
         self._endpoint = endpoint.rstrip("/")
         # token=False: never fall back to a token cached on disk by `hf auth login`; the
         # token is hubwatch's setting (HF_TOKEN), so what we use is what the user configured.
         self._token: str | bool = token or False
-        self._api = HfApi(endpoint=self._endpoint, token=self._token, library_name="hubwatch")
+        self._api = HfApi(
+            endpoint=self._endpoint,
+            token=self._token,
+            library_name=_LIBRARY,
+            library_version=__version__,
+        )
         self.pacer = pacer or Pacer()
-        _configure_session(timeout_s, self.pacer)
+        self._token_check_s = token_check_s
+        """How long the whoami verdict on a refused token holds: about one poll cycle."""
+        self._verdict: tuple[float, bool | None] | None = None
+        self._verdict_lock = threading.Lock()
+        configure_session(timeout_s, self.pacer, transport)
 
     # -- RevisionSource ---------------------------------------------------------------------
 
     def list_commits(self, repo: RepoRef) -> list[CommitInfo]:
-        items = self._call(
-            repo, lambda: self._api.list_repo_commits(repo.repo_id, revision=repo.branch)
-        )
-        commits: list[CommitInfo] = []
-        # NOTE: the Hub's commit listing carries no parent shas; it is `git log` order, so on
-        # the Hub's linear histories each commit's parent is the next one listed.
-        for i, item in enumerate(items):
-            parent = (CommitSha(items[i + 1].commit_id),) if i + 1 < len(items) else ()
-            commits.append(
-                CommitInfo(
-                    sha=CommitSha(item.commit_id),
-                    parents=parent,
-                    date=item.created_at.astimezone(UTC),
-                    authors=tuple(item.authors),
-                    title=item.title,
-                    message=item.message,
-                )
-            )
-        return commits
+        return self._commits(repo, None)
+
+    def list_commits_since(self, repo: RepoRef, stop: CommitSha) -> list[CommitInfo]:
+        return self._commits(repo, stop)
 
     def status(self, repo: RepoRef) -> RepoStatus:
         info = self._call(repo, lambda: self._api.model_info(repo.repo_id, revision=repo.branch))
@@ -177,17 +149,16 @@ class HubSource(RevisionSource, ChangeFeed):
         url = (
             f"{self._endpoint}/{repo.repo_id}/resolve/{quote(repo.branch, safe='')}/.gitattributes"
         )
-        headers = build_hf_headers(token=self._token, library_name="hubwatch")
         try:
             response = huggingface_hub.get_session().head(
-                url, headers=headers, follow_redirects=False
+                url, headers=self._headers(), follow_redirects=False
             )
             sha = response.headers.get("X-Repo-Commit")
             if response.status_code in (200, 302, 404) and sha:
                 return CommitSha(sha.strip())
             hf_raise_for_status(response)
         except Exception as exc:
-            raise _translate(repo, exc) from exc
+            raise self._error(repo, exc) from exc
         # a redirect (renamed repo) or an answer without the header: only a full poll can tell
         raise SourceUnavailable(f"{repo.repo_id}: the resolver sent no X-Repo-Commit")
 
@@ -197,35 +168,55 @@ class HubSource(RevisionSource, ChangeFeed):
 
     def recently_modified(self, limit: int) -> Iterator[Modified]:
         listing = RepoRef("models/listing")  # names the listing in error messages
+        # NOTE: the Hub sorts newest first by default; `expand` keeps each item to what a
+        # poll needs to know first (the head sha, gated, private), so a woken repo's poll
+        # can skip its own model_info request. The query is list_models(sort="last_modified").
+        params = {
+            "sort": "lastModified",
+            "limit": limit,
+            "expand": ["lastModified", "sha", "gated", "private", "disabled"],
+        }
+        count = 0
         try:
-            # NOTE: the Hub sorts newest first by default; `expand` keeps each item to what a
-            # poll needs to know first (the head sha, gated, private), so a woken repo's poll
-            # can skip its own model_info request.
-            models = self._api.list_models(
-                sort="last_modified",
-                limit=limit,
-                expand=["lastModified", "sha", "gated", "private", "disabled"],
-            )
-            for model in models:
-                if not model.id or model.last_modified is None:
-                    continue
-                status = None
-                if model.sha:
-                    status = RepoStatus(
-                        head=CommitSha(model.sha),
-                        repo_id=model.id,
-                        gated=model.gated not in (None, False),
-                        disabled=bool(model.disabled),
-                        private=bool(model.private),
-                    )
-                yield Modified(model.id, model.last_modified.astimezone(UTC), status)
+            for page in pages(f"{self._endpoint}/api/models", params, self._headers()):
+                for item in page:
+                    # huggingface_hub leaves ModelInfo.__init__ unannotated
+                    info = ModelInfo(**item)  # type: ignore[no-untyped-call]
+                    modified = _modified(info)
+                    if modified is not None:
+                        yield modified
+                    count += 1
+                    if count >= limit:
+                        return
         except Exception as exc:
-            raise _translate(listing, exc) from exc
+            raise self._error(listing, exc) from exc
 
     def close(self) -> None:
         huggingface_hub.close_session()
 
     # -- plumbing ---------------------------------------------------------------------------
+
+    def _headers(self) -> dict[str, str]:
+        return build_hf_headers(
+            token=self._token, library_name=_LIBRARY, library_version=__version__
+        )
+
+    def _commits(self, repo: RepoRef, stop: CommitSha | None) -> list[CommitInfo]:
+        """The branch's commits newest first; with `stop`, only down to it (and it) when it is
+        listed: no page after the one that holds it is asked for."""
+        rev = quote(repo.branch, safe="")
+        url = f"{self._endpoint}/api/models/{repo.repo_id}/commits/{rev}"
+        items: list[dict[str, Any]] = []
+
+        def walk() -> None:
+            for page in pages(url, {}, self._headers()):
+                for item in page:
+                    items.append(item)
+                    if stop is not None and item["id"] == stop:
+                        return
+
+        self._call(repo, walk)
+        return self._call(repo, lambda: _commit_infos(items))
 
     @contextmanager
     def _get(
@@ -233,79 +224,95 @@ class HubSource(RevisionSource, ChangeFeed):
     ) -> Iterator[httpx2.Response]:
         """Stream a file pinned to `sha`, translating every failure into a SourceError."""
         url = hf_hub_url(repo.repo_id, path, revision=sha, endpoint=self._endpoint)
-        all_headers = {**build_hf_headers(token=self._token, library_name="hubwatch"), **headers}
+        all_headers = {**self._headers(), **headers}
         try:
             with huggingface_hub.get_session().stream("GET", url, headers=all_headers) as response:
                 if response.status_code >= 400:
                     response.read()
+                    refused = cdn_refusal(response, self._endpoint, path)
+                    if refused is not None:
+                        raise refused
                     hf_raise_for_status(response)
                 yield response
         except Exception as exc:
-            raise _translate(repo, exc, reading=path) from exc
+            raise self._error(repo, exc, reading=path) from exc
 
     def _call(self, repo: RepoRef, fn: Callable[[], T]) -> T:
         try:
             return fn()
         except Exception as exc:
-            raise _translate(repo, exc) from exc
+            raise self._error(repo, exc) from exc
+
+    def _error(self, repo: RepoRef, exc: Exception, reading: str | None = None) -> Exception:
+        error = translate(repo, exc, reading)
+        # NOTE: the Hub answers a refused token exactly as an anonymous caller: 401, "Invalid
+        # username or password." (tests/data/hub-traces/ref-anonymous.json, exchanges 2-12),
+        # which huggingface_hub maps to RepositoryNotFoundError on https (REPO_API_REGEX in
+        # utils/_http.py). With a token configured, a 401 never means the repo is gone.
+        if self._token and status_of(exc) == 401 and not isinstance(error, RepoGated):
+            return self._refused(repo)
+        return error
+
+    def _refused(self, repo: RepoRef) -> TokenRefused:
+        """The error of a 401 although a token is configured; the token is checked with the
+        Hub's whoami endpoint once per `token_check_s`, and a refused one warned of then."""
+        with self._verdict_lock:
+            now = time.monotonic()
+            if self._verdict is None or now - self._verdict[0] >= self._token_check_s:
+                valid = self._whoami()
+                self._verdict = (now, valid)
+                if valid is False:
+                    metrics.TOKEN_REFUSED.inc()
+                    log.warning("hub_token_refused", endpoint=self._endpoint)
+            valid = self._verdict[1]
+        if valid:
+            return TokenRefused(f"{repo.repo_id}: the Hub answered 401 to a valid HF_TOKEN")
+        return TokenRefused(f"{repo.repo_id}: the Hub refused HF_TOKEN (401): invalid or expired?")
+
+    def _whoami(self) -> bool | None:
+        """Whether the Hub accepts the token: None when it cannot tell (an outage)."""
+        # whoami-v2 answers 401 to an invalid or expired token (huggingface_hub's
+        # HfApi._inner_whoami: "Invalid user token.").
+        try:
+            response = huggingface_hub.get_session().get(
+                f"{self._endpoint}/api/whoami-v2", headers=self._headers()
+            )
+        except Exception:  # the poll's own error says enough; this only words it
+            return None
+        if response.status_code == 401:
+            return False
+        return True if response.status_code == 200 else None
 
 
-def _retry_after(response: Any) -> float | None:
-    value = response.headers.get("Retry-After") if response is not None else None
-    if not value:
+def _modified(model: ModelInfo) -> Modified | None:
+    if not model.id or model.last_modified is None:
         return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        return max(0.0, (parsedate_to_datetime(value) - datetime.now(UTC)).total_seconds())
-    except (TypeError, ValueError):
-        return None
+    status = None
+    if model.sha:
+        status = RepoStatus(
+            head=CommitSha(model.sha),
+            repo_id=model.id,
+            gated=model.gated not in (None, False),
+            disabled=bool(model.disabled),
+            private=bool(model.private),
+        )
+    return Modified(model.id, model.last_modified.astimezone(UTC), status)
 
 
-def _translate(repo: RepoRef, exc: Exception, reading: str | None = None) -> Exception:
-    """Map huggingface_hub / httpx2 failures onto hubwatch's error tree.
-
-    `reading` names the file being downloaded: a bare 404 there (the CDN lost an LFS object)
-    concerns that file, not the repo.
-    """
-    name = repo.repo_id
-    if isinstance(exc, SourceError):
-        return exc
-    if isinstance(exc, hf_errors.GatedRepoError):
-        return RepoGated(f"{name}: gated repo; the token has not been granted access")
-    if isinstance(exc, hf_errors.DisabledRepoError):
-        return RepoDisabled(f"{name}: the repo has been disabled on the Hub")
-    if isinstance(exc, hf_errors.RevisionNotFoundError):
-        return RevisionNotFound(f"{name}: revision not found")
-    if isinstance(exc, hf_errors.RemoteEntryNotFoundError | hf_errors.EntryNotFoundError):
-        return EntryNotFound(f"{name}: file not found")
-    if isinstance(exc, hf_errors.RepositoryNotFoundError):
-        status = exc.response.status_code if exc.response is not None else None
-        if status == 401:
-            return RepoNotFound(f"{name}: repo not found, or private and the token lacks access")
-        return RepoNotFound(f"{name}: repo not found on the Hub")
-    if isinstance(exc, hf_errors.HfHubHTTPError):
-        response = exc.response
-        status = response.status_code if response is not None else 0
-        if status == 429:
-            return RateLimited(f"{name}: rate limited by the Hub (429)", _retry_after(response))
-        if status in (401, 403):
-            return AuthError(f"{name}: the Hub refused the request ({status})")
-        if status == 404 and reading is not None:
-            return EntryNotFound(f"{name}: content of {reading} not found (404)")
-        if status == 404:
-            return RepoNotFound(f"{name}: not found on the Hub (404)")
-        if status >= 500 or status == 408:
-            return SourceUnavailable(f"{name}: the Hub answered {status}")
-        return SourceError(f"{name}: the Hub answered {status}")
-    if isinstance(exc, httpx2.HTTPError):
-        # timeouts, resets, truncated bodies (RemoteProtocolError), refused connections
-        return SourceUnavailable(f"{name}: cannot reach the Hub ({type(exc).__name__})")
-    if isinstance(exc, ValueError | KeyError | TypeError):
-        # a body that is not JSON (json.JSONDecodeError is a ValueError) or JSON of another
-        # shape, or a bug here: asking again gets the same answer, so it is not retried
-        kind = type(exc).__name__
-        return UnexpectedResponse(f"{name}: the Hub sent a malformed response ({kind})")
-    return exc
+def _commit_infos(items: list[dict[str, Any]]) -> list[CommitInfo]:
+    commits: list[CommitInfo] = []
+    # NOTE: the Hub's commit listing carries no parent shas; it is `git log` order, so on
+    # the Hub's linear histories each commit's parent is the next one listed.
+    for i, item in enumerate(items):
+        parent = (CommitSha(items[i + 1]["id"]),) if i + 1 < len(items) else ()
+        commits.append(
+            CommitInfo(
+                sha=CommitSha(item["id"]),
+                parents=parent,
+                date=parse_datetime(item["date"]).astimezone(UTC),
+                authors=tuple(author["user"] for author in item["authors"]),
+                title=item["title"],
+                message=item["message"],
+            )
+        )
+    return commits

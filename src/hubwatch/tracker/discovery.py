@@ -172,7 +172,13 @@ class Discovery:
                 result.listed += count
                 covered = covered or count < self._max_listed  # the listing ended above the floor
         except SourceError as exc:
+            # The Hub's deep /api/models pages can answer 504. Items come a whole page at a
+            # time, so those read are complete pages: the cursor still moves to the newest,
+            # and the repos the walk did not reach are checked on their own in this cycle.
             log.warning("listing_failed", feed=feed.feed_name, error=str(exc))
+            if newest is not None:
+                self._store.set_cursor(feed.feed_name, max(filter(None, (cursor, newest))))
+            result.covered[feed.feed_name] = False
             return _Walk(False, named)
         # NOTE: the cursor only moves forward; a walk that stopped at its page limit still moves
         # it, because every repo it did not reach is checked on its own in this cycle.

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import structlog
 
 from hubwatch.diff import Differ
-from hubwatch.errors import HubwatchError
+from hubwatch.errors import HubwatchError, InvalidRepoId, TokenRefused
 from hubwatch.models import RepoRef, RepoStatus, SourceKind
 from hubwatch.sources.base import RevisionSource
 from hubwatch.sources.retry import RetryPolicy
@@ -73,13 +74,14 @@ class Tracker:
         source = self._source(repo)
         # Check it exists before storing anything, so a typo leaves no trace in the store.
         try:
-            self._retry.call(lambda: source.status(repo), f"{repo.repo_id} status")
+            status = self._retry.call(lambda: source.status(repo), f"{repo.repo_id} status")
         except HubwatchError:
             raise
         except Exception as exc:  # a bug: one line for the user, the traceback at DEBUG
             log_crash("track_crashed", exc, repo=repo.repo_id)
             message = f"internal error while reading {repo.repo_id}: {describe(exc)}"
             raise HubwatchError(message) from exc
+        repo = _canonical(repo, status.repo_id)
         self._store.add_repo(repo)
         return self.poll(repo.repo_id, progress)
 
@@ -107,6 +109,8 @@ class Tracker:
             self._poll(run, progress, hint)
         except PollStopped:
             raise
+        except TokenRefused as exc:
+            run.refused(exc)
         except HubwatchError as exc:
             run.fail(exc)
         except Exception as exc:  # a bug, or input nobody foresaw: recorded, never raised
@@ -145,6 +149,18 @@ class Tracker:
         head = commits[0].sha if commits else status.head
         self._store.update_repo(repo_id, head=head, polled_at=now(), clear_error=True)
         run.succeeded()
+
+
+def _canonical(repo: RepoRef, answered: str) -> RepoRef:
+    """`repo` under the id its source answers under: the Hub redirects (307) other letter cases
+    and old names to its canonical id, which its listing and its webhooks use."""
+    if answered == repo.repo_id:
+        return repo
+    try:
+        return replace(repo, repo_id=answered)
+    except InvalidRepoId:  # an id we would refuse from a user: keep the one the user gave
+        log.warning("canonical_id_refused", repo=repo.repo_id)
+        return repo
 
 
 def crashed(

@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 
 import structlog
 
-from hubwatch.errors import HubwatchError
+from hubwatch import metrics
+from hubwatch.errors import HubwatchError, TokenRefused
 from hubwatch.models import CommitSha, EventKind, RepoEvent, RepoRef, RepoState, TrackedRepo
 from hubwatch.sources.base import RevisionSource
 from hubwatch.sources.retry import RetryPolicy
@@ -84,6 +85,19 @@ class PollRun:
         self.result.events += record_failure(
             self.store, self.repo.repo_id, self.result.error, self.degraded_after
         )
+
+    def refused(self, exc: TokenRefused) -> None:
+        """The Hub refused the token: the repo becomes auth_failed and the poll ends. What is
+        stored stays as it was, and no event is stored (nothing happened to the repo); the
+        warning is the source's, once per check of the token, not one per repo."""
+        repo_id = self.repo.repo_id
+        self.result.error = one_line(str(exc)) or type(exc).__name__
+        self.result.failure = exc
+        metrics.AUTH_FAILED.inc()
+        if self.tracked.state != RepoState.AUTH_FAILED:
+            log.info("repo_auth_failed", detail=self.result.error)
+        self.store.update_repo(repo_id, state=RepoState.AUTH_FAILED)
+        self.store.record_failure(repo_id, self.result.error, now())
 
     def crash(self, exc: Exception) -> None:
         """Record a poll that crashed on `exc` (a bug, not a SourceError): logged with its type

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import structlog
+
 from hubwatch.errors import RepoDisabled, RepoNotFound
 from hubwatch.models import EventKind, RepoState, RepoStatus
 from hubwatch.sources.base import ChangeFeed
 from hubwatch.tracker.record import PollRun
+
+log = structlog.get_logger(__name__)
 
 
 def read_status(run: PollRun, hint: RepoStatus | None) -> RepoStatus | None:
@@ -52,7 +56,12 @@ def _note_rename(run: PollRun, status: RepoStatus) -> None:
 
 def _note_gating(run: PollRun, status: RepoStatus) -> None:
     repo_id, state = run.repo.repo_id, run.tracked.state
-    if status.gated and state != RepoState.GATED:
+    if state == RepoState.AUTH_FAILED:
+        # The token is accepted again; nothing happened to the repo, so no event either way.
+        readable = RepoState.GATED if status.gated else RepoState.ACTIVE
+        run.store.update_repo(repo_id, state=readable)
+        log.info("repo_auth_restored", state=readable.value)
+    elif status.gated and state != RepoState.GATED:
         run.set_state(RepoState.GATED, EventKind.REPO_GATED, f"{repo_id} became gated")
     # A degraded repo recovers when the whole poll succeeds (PollRun.succeeded), not here.
     elif not status.gated and state not in (RepoState.ACTIVE, RepoState.DEGRADED):

@@ -1,0 +1,176 @@
+"""HubSource's HTTP plumbing: the shared client, paged listings and the Hub's errors mapped.
+
+With hub.py, the only modules that import huggingface_hub (its types stay in these two).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx2
+import huggingface_hub
+import structlog
+from huggingface_hub import errors as hf_errors
+from huggingface_hub.utils._http import hf_raise_for_status, hf_request_event_hook
+
+from hubwatch import metrics
+from hubwatch.errors import (
+    AuthError,
+    ContentUnavailable,
+    EntryNotFound,
+    RateLimited,
+    RepoDisabled,
+    RepoGated,
+    RepoNotFound,
+    RevisionNotFound,
+    SourceError,
+    SourceOffline,
+    SourceUnavailable,
+    UnexpectedResponse,
+)
+from hubwatch.models import RepoRef
+from hubwatch.sources.pacing import Pacer, bucket_of
+
+_CDN_REFUSALS = range(400, 500)
+"""What a CDN answers that concerns the one file (an expired signed URL: 403), except below."""
+_CDN_OTHERWISE = (404, 408, 416, 429)
+
+
+def configure_session(
+    timeout_s: float, pacer: Pacer, transport: httpx2.BaseTransport | None = None
+) -> None:
+    """Give huggingface_hub's shared client a timeout (its default waits forever) and pacing.
+
+    `transport`: where requests go instead of the network (the contract tests replay recorded
+    Hub answers through it).
+    """
+
+    def pace(request: httpx2.Request) -> None:
+        pacer.before(bucket_of(request.url.path))
+
+    def learn(response: httpx2.Response) -> None:
+        pacer.after(response.headers.get("RateLimit"), response.headers.get("RateLimit-Policy"))
+        bucket = bucket_of(response.request.url.path) or "other"
+        metrics.HUB_REQUESTS.labels(bucket, str(response.status_code)).inc()
+        if response.status_code >= 400:
+            # the Hub's own id of a failed request, for the log lines that follow (retries)
+            request_id = response.headers.get("X-Request-Id")
+            structlog.contextvars.bind_contextvars(hub_request_id=request_id)
+
+    def factory() -> httpx2.Client:
+        return httpx2.Client(
+            event_hooks={"request": [hf_request_event_hook, pace], "response": [learn]},
+            follow_redirects=True,
+            timeout=httpx2.Timeout(timeout_s),
+            transport=transport,
+        )
+
+    huggingface_hub.set_client_factory(factory)
+
+
+def pages(url: str, params: dict[str, Any], headers: dict[str, str]) -> Iterator[list[Any]]:
+    """Each page of a listing the Hub pages with Link headers, fetched as the caller asks.
+
+    NOTE: not huggingface_hub's `paginate`: its `http_backoff` retries a 5xx five times, with
+    sleeps of up to 8 s, inside one call (utils/_http.py, _DEFAULT_RETRY_ON_STATUS_CODES).
+    Here a failed page is the caller's: RetryPolicy retries it, and discovery keeps what the
+    complete pages before it said (the Hub's deep /api/models pages can answer 504).
+    """
+    next_url: str | None = url
+    query: dict[str, Any] | None = params
+    while next_url:
+        response = huggingface_hub.get_session().get(next_url, params=query, headers=headers)
+        hf_raise_for_status(response)
+        page = response.json()
+        if not isinstance(page, list):
+            raise UnexpectedResponse(f"{urlsplit(next_url).path}: a page that is not a list")
+        yield page
+        next_url = response.links.get("next", {}).get("url")
+        query = None  # the next link carries the query
+
+
+def cdn_refusal(response: httpx2.Response, endpoint: str, path: str) -> SourceError | None:
+    """The error of a download that a host other than the Hub (the CDN it redirected to)
+    refused; that file's alone, never the repo's. None when the Hub itself answered."""
+    if str(response.url).startswith(endpoint.rstrip("/") + "/"):
+        return None
+    status = response.status_code
+    if status in _CDN_REFUSALS and status not in _CDN_OTHERWISE:
+        return ContentUnavailable(f"{path}: the CDN refused the download ({status})")
+    return None
+
+
+def status_of(exc: Exception) -> int | None:
+    """The HTTP status of a huggingface_hub error, when it has one."""
+    response = getattr(exc, "response", None)
+    return response.status_code if isinstance(response, httpx2.Response) else None
+
+
+def retry_after(response: Any) -> float | None:
+    value = response.headers.get("Retry-After") if response is not None else None
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, (parsedate_to_datetime(value) - datetime.now(UTC)).total_seconds())
+    except (TypeError, ValueError):
+        return None
+
+
+def translate(repo: RepoRef, exc: Exception, reading: str | None = None) -> Exception:
+    """Map huggingface_hub / httpx2 failures onto hubwatch's error tree.
+
+    `reading` names the file being downloaded: a bare 404 there (the CDN lost an LFS object)
+    concerns that file, not the repo. A 401 with a token configured is HubSource's to map.
+    """
+    name = repo.repo_id
+    if isinstance(exc, SourceError):
+        return exc
+    if isinstance(exc, hf_errors.OfflineModeIsEnabled):
+        # raised by huggingface_hub's request hook before anything is sent (utils/_http.py)
+        return SourceOffline(f"{name}: cannot reach the Hub: offline mode is on (HF_HUB_OFFLINE)")
+    if isinstance(exc, hf_errors.GatedRepoError):
+        return RepoGated(f"{name}: gated repo; the token has not been granted access")
+    if isinstance(exc, hf_errors.DisabledRepoError):
+        return RepoDisabled(f"{name}: the repo has been disabled on the Hub")
+    if isinstance(exc, hf_errors.RevisionNotFoundError):
+        return RevisionNotFound(f"{name}: revision not found")
+    if isinstance(exc, hf_errors.RemoteEntryNotFoundError | hf_errors.EntryNotFoundError):
+        return EntryNotFound(f"{name}: file not found")
+    if isinstance(exc, hf_errors.RepositoryNotFoundError):
+        if status_of(exc) == 401:
+            return RepoNotFound(f"{name}: repo not found, or private and the token lacks access")
+        return RepoNotFound(f"{name}: repo not found on the Hub")
+    if isinstance(exc, hf_errors.HfHubHTTPError):
+        return _http_error(name, exc.response, reading)
+    if isinstance(exc, httpx2.HTTPError):
+        # timeouts, resets, truncated bodies (RemoteProtocolError), refused connections
+        return SourceUnavailable(f"{name}: cannot reach the Hub ({type(exc).__name__})")
+    if isinstance(exc, ValueError | KeyError | TypeError):
+        # a body that is not JSON (json.JSONDecodeError is a ValueError) or JSON of another
+        # shape, or a bug here: asking again gets the same answer, so it is not retried
+        kind = type(exc).__name__
+        return UnexpectedResponse(f"{name}: the Hub sent a malformed response ({kind})")
+    return exc
+
+
+def _http_error(name: str, response: Any, reading: str | None) -> SourceError:
+    status = response.status_code if response is not None else 0
+    if status == 429:
+        return RateLimited(f"{name}: rate limited by the Hub (429)", retry_after(response))
+    if status in (401, 403):
+        return AuthError(f"{name}: the Hub refused the request ({status})")
+    if status == 404 and reading is not None:
+        return EntryNotFound(f"{name}: content of {reading} not found (404)")
+    if status == 404:
+        return RepoNotFound(f"{name}: not found on the Hub (404)")
+    if status >= 500 or status == 408:
+        return SourceUnavailable(f"{name}: the Hub answered {status}")
+    return SourceError(f"{name}: the Hub answered {status}")
