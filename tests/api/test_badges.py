@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from hubwatch.api import create_app
-from hubwatch.models import CommitSha
+from hubwatch.models import CommitSha, RepoState
 from hubwatch.settings import Settings
 from hubwatch.store.sql import SqlStore
 from tests.support.asgi import InProcess
@@ -90,3 +90,12 @@ def test_a_badge_never_errors(
 ) -> None:
     badge = get(api, path, **params)
     assert (badge["message"], badge["color"], badge["isError"]) == (message, "lightgrey", True)
+
+
+@pytest.mark.parametrize("state", list(RepoState))
+def test_every_repo_state_has_a_status_badge(
+    store: SqlStore, api: InProcess, state: RepoState
+) -> None:
+    store.update_repo("org/model", state=state)
+    badge = get(api, "org/model/status")
+    assert badge["message"] == state.value and "isError" not in badge

@@ -57,6 +57,7 @@ _STATE_COLOR = {
     RepoState.GATED: "yellow",
     RepoState.DISABLED: "red",
     RepoState.DELETED: "red",
+    RepoState.AUTH_FAILED: "lightgrey",  # the token was refused: unknown, not failing
 }
 
 
