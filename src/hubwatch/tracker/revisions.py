@@ -126,17 +126,18 @@ class RevisionPipeline:
         """The snapshot, and whether its files could be listed; when reading it failed, the
         commit with the files listed (if they were)."""
         repo, what = run.repo, f"{run.repo.repo_id}@{commit.sha[:12]}"
-        try:
-            files = run.retry.call(lambda: run.source.list_files(repo, commit.sha), what)
-        except Exception as exc:
-            _gated(run, exc)
-            return bare_snapshot(commit, _failed(run, "file list", exc, failed, [])), False
-        take = partial(take_snapshot, run.source, repo, commit, run.store, self.limits, files)
-        try:
-            return run.retry.call(take, what), True
-        except Exception as exc:
-            _gated(run, exc)
-            return bare_snapshot(commit, _failed(run, "snapshot", exc, failed, files)), True
+        with run.source.reading(repo, commit.sha):  # one git process for all of it, say
+            try:
+                files = run.retry.call(lambda: run.source.list_files(repo, commit.sha), what)
+            except Exception as exc:
+                _gated(run, exc)
+                return bare_snapshot(commit, _failed(run, "file list", exc, failed, [])), False
+            take = partial(take_snapshot, run.source, repo, commit, run.store, self.limits, files)
+            try:
+                return run.retry.call(take, what), True
+            except Exception as exc:
+                _gated(run, exc)
+                return bare_snapshot(commit, _failed(run, "snapshot", exc, failed, files)), True
 
     def _compare(
         self,

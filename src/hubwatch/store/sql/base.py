@@ -22,6 +22,7 @@ from hubwatch.models import (
     Severity,
     StoredRevision,
 )
+from hubwatch.store.sql.blobcache import BlobCache
 from hubwatch.store.sql.tables import ChangeRow, EventRow, RepoRow, RevisionRow
 
 
@@ -55,6 +56,8 @@ class SqlBase:
             self._engine = make_engine(url)
         except (SQLAlchemyError, ValueError) as exc:
             raise StoreError(f"invalid database URL: {type(exc).__name__}") from None
+        self._blobs = BlobCache()
+        """Bytes read or written lately, by sha256: the next revision's diff reads them again."""
 
     @property
     def dialect(self) -> str:
