@@ -70,9 +70,7 @@ class SqlKnownContent(SqlBase, KnownContent):
         # a row matched by its LFS sha256 when it has one, else by its blob id
         return {lfs or blob: _reused(rest) for lfs, blob, *rest in rows}
 
-    def _first_of_each(
-        self, keys: Sequence[T], query: Callable[[T], Row]
-    ) -> list[Sequence[Any]]:
+    def _first_of_each(self, keys: Sequence[T], query: Callable[[T], Row]) -> list[Sequence[Any]]:
         """The first row of each key's query, in one statement per `_PER_STATEMENT` keys.
 
         Each query keeps its own LIMIT 1 (an index lookup), so the cost does not grow with the
