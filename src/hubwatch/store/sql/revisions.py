@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from sqlalchemy import insert, update
+from sqlalchemy import Table, insert, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
@@ -80,8 +80,8 @@ class SqlRevisionStore(SqlBase, RevisionStore):
             blobs: dict[str, bytes] = {}
             rows = _file_rows(revision.id, snapshot, blobs)
             self._put_blobs(session, blobs)
-            if rows:  # one executemany, without the ORM's bookkeeping for each row
-                session.exec(insert(FileRow), params=rows)
+            if rows:  # one executemany (the ORM would split it by which columns are None)
+                session.connection().execute(insert(FILES), rows)
             session.add_all(change_rows(revision.id, snapshot.base, 0, snapshot.changes))
             try:
                 session.commit()
@@ -149,6 +149,7 @@ class SqlRevisionStore(SqlBase, RevisionStore):
 
 
 _BLOBS_PER_STATEMENT = 100
+FILES: Table = FileRow.__table__  # type: ignore[attr-defined]  # SQLModel does not declare it
 
 
 def _changed(session: Session, parent_pk: int | None, snapshot: Snapshot) -> list[str]:
