@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -114,6 +115,26 @@ def test_known_content_reuses_reads_by_blob(store: SqlStore) -> None:
     assert reused is not None and reused.status is ReadStatus.STORED and reused.data is None
     assert reused.sha256 is not None and store.blob(reused.sha256) == b'{"a": 1}'
     assert store.content("config.json", "other-blob") is None
+
+
+def test_known_contents_and_headers_are_looked_up_together(store: SqlStore) -> None:
+    store.add_repo(REPO)
+    files = {f"f{i}.json": f'{{"v": {i}}}'.encode() for i in range(70)}  # over one statement
+    for n in range(3):  # the same blobs in three revisions: still one answer each
+        store.add_revision(REPO.repo_id, snapshot(n, files, n - 1 if n else None))
+    snap = snapshot(0, files)
+    header = ReadResult(ReadStatus.INVALID, b"{", error="bad header")
+    weights = FileEntry("w.safetensors", 9, "blob-w", lfs_sha256="a" * 64)
+    store.add_revision(
+        REPO.repo_id, replace(snapshot(9, {}), files=(weights,), headers={weights.path: header})
+    )
+    wanted = [(e.path, e.blob_id) for e in snap.files] + [("f0.json", "no-such-blob")]
+    found = store.contents(wanted)
+    assert found == {pair: store.content(*pair) for pair in wanted[:-1]}
+    assert found[wanted[0]].sha256 is not None and found[wanted[0]].data is None
+    assert store.headers(["a" * 64, "blob-w", "b" * 64]) == {"a" * 64: store.header("a" * 64)}
+    assert store.headers(["a" * 64])["a" * 64].error == "bad header"
+    assert store.contents([]) == {} and store.headers([]) == {}
 
 
 def test_unreachable_revisions_are_marked_not_deleted(store: SqlStore) -> None:

@@ -439,3 +439,40 @@ def test_track_of_a_damaged_remote_exits_6_with_one_line(tmp_path: Path) -> None
     assert list((tmp_path / "data" / "mirrors").iterdir()) == []
     listed = CliRunner().invoke(app, ["list", "--json"], env=env)
     assert listed.stdout.strip() == "[]"
+
+
+def git_commands(trace: Path) -> list[list[str]]:
+    """The git commands hubwatch started (not their children), from a GIT_TRACE2_EVENT file."""
+    commands = []
+    for line in trace.read_text().splitlines():
+        event = json.loads(line)
+        if event.get("event") != "start" or "/" in event["sid"]:
+            continue
+        argv = event["argv"][1:]
+        while argv[:1] == ["-C"]:
+            argv = argv[2:]
+        commands.append(argv)
+    return commands
+
+
+def test_a_backfill_reads_each_revision_through_one_cat_file_and_fetches_nothing(
+    store: SqlStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    upstream = tmp_path / "up"
+    weights = safetensors_bytes({"w": ("F16", [4, 4])})
+    files = {"config.json": CONFIG, "model.safetensors": weights, "tokenizer_config.json": b"{}"}
+    history = [CommitSpec({**files, "README.md": f"v{i}".encode()}) for i in range(4)]
+    make_repo(upstream, history, lfs_patterns=())
+    trace = tmp_path / "trace.json"
+    monkeypatch.setenv("GIT_TRACE2_EVENT", str(trace))
+    tracker = make_tracker(store, tmp_path)
+    result = tracker.track(RepoRef("org/m", SourceKind.GIT, str(upstream)))
+    assert len(result.new) == 4
+    commands = [argv[0] for argv in git_commands(trace)]
+    assert commands.count("clone") == 1 and "fetch" not in commands
+    batches = [argv for argv in git_commands(trace) if argv[0] == "cat-file"]
+    assert batches == [["cat-file", "--batch"]] * 5  # the commits, then one per revision
+    add_commits(upstream, [CommitSpec({"README.md": b"v5"})])
+    trace.unlink()
+    assert tracker.poll("org/m").new
+    assert [argv[0] for argv in git_commands(trace)].count("fetch") == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -56,6 +57,11 @@ class RevisionSource(ABC):
 
         Raises ContentUnavailable where the bytes cannot be had here (an LFS pointer in git).
         """
+
+    def reading(self, repo: RepoRef, sha: CommitSha) -> AbstractContextManager[object]:
+        """A block in which the listing and reads of `sha` may share one connection or
+        process (a snapshot's); outside one, each read stands alone."""
+        return nullcontext()
 
     def head(self, repo: RepoRef) -> CommitSha:
         """The tracked branch's head, by the cheapest request the source offers."""

@@ -9,7 +9,8 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from hubwatch.errors import (
@@ -22,6 +23,7 @@ from hubwatch.errors import (
 )
 from hubwatch.models import CommitInfo, CommitSha, FileEntry, RepoRef, RepoStatus
 from hubwatch.sources.base import RevisionSource
+from hubwatch.sources.gitbatch import CatFileBatch
 from hubwatch.sources.gitcmd import (
     GitFailed,
     GitRunner,
@@ -37,6 +39,12 @@ __all__ = ["LFS_POINTER_MAX", "GitSource", "parse_lfs_pointer"]
 
 _LISTINGS_KEPT = 8
 """Trees kept listed (the last of each repo read), so a snapshot's reads find blobs by id."""
+_READ_WHOLE_MAX = 8 * 1024 * 1024
+"""Blobs up to this size are range-read whole through the snapshot's `cat-file --batch`;
+larger ones (weights kept in git, not LFS) are streamed and cut off after the range."""
+_FRESH_S = 30.0
+"""How long a sync by `status()` spares the next `list_commits()` (or, after a clone, the
+next `status()`) another fetch: both belong to the same poll."""
 
 
 class GitSource(RevisionSource):
@@ -58,6 +66,9 @@ class GitSource(RevisionSource):
         self._git = GitRunner(timeout_s, credentials)
         self._fetched: set[str] = set()
         self._listings: dict[str, Listing] = {}  # repo id -> the last tree listed
+        # (repo id, thread) -> the reader of the snapshot that thread is taking
+        self._readers: dict[tuple[str, int], CatFileBatch] = {}
+        self._fresh: dict[str, tuple[str, float]] = {}  # repo id -> (what a sync spares, when)
         self._lock = threading.Lock()
 
     # -- plumbing ---------------------------------------------------------------------------
@@ -87,6 +98,14 @@ class GitSource(RevisionSource):
         with self._lock:
             self._listings.pop(repo.repo_id, None)
         return mirror
+
+    def _spared(self, repo: RepoRef, *by: str) -> bool:
+        """Whether `status()` synced the mirror (a "clone" or a fetch: "status") so lately that
+        this next step of the same poll need not fetch again. A sync spares one step only."""
+        with self._lock:
+            what, at = self._fresh.pop(repo.repo_id, ("", 0.0))
+        recent = time.monotonic() - at < _FRESH_S
+        return what in by and recent and (self._mirror(repo) / "HEAD").exists()
 
     def _clone(self, url: str, mirror: Path) -> None:
         """Clone into a folder beside the mirror and rename it on success: no half-made mirror."""
@@ -118,7 +137,9 @@ class GitSource(RevisionSource):
     # -- RevisionSource ---------------------------------------------------------------------
 
     def list_commits(self, repo: RepoRef) -> list[CommitInfo]:
-        mirror = self._sync(repo)  # a listing is the start of a poll: always fetch
+        # a listing is the start of a poll: it fetches, unless the poll's status() just did
+        spared = self._spared(repo, "clone", "status")
+        mirror = self._mirror(repo) if spared else self._sync(repo)
         sha = self.resolve(repo, repo.branch)
         try:
             # object ids only, one a line: nothing a commit holds can forge a record
@@ -133,8 +154,15 @@ class GitSource(RevisionSource):
         return commits
 
     def status(self, repo: RepoRef) -> RepoStatus:
-        self._sync(repo)
-        return RepoStatus(head=self.resolve(repo, repo.branch), repo_id=repo.repo_id)
+        # `track()` asks twice (before and after adding the repo): its clone serves both
+        cloned = False
+        if not self._spared(repo, "clone"):
+            cloned = not (self._mirror(repo) / "HEAD").exists()
+            self._sync(repo)
+        status = RepoStatus(head=self.resolve(repo, repo.branch), repo_id=repo.repo_id)
+        with self._lock:
+            self._fresh[repo.repo_id] = ("clone" if cloned else "status", time.monotonic())
+        return status
 
     def head(self, repo: RepoRef) -> CommitSha:
         """The branch head from `git ls-remote`: one round trip, nothing fetched."""
@@ -186,13 +214,32 @@ class GitSource(RevisionSource):
         if obj.kind is None:
             raise damaged(repo, f"{rev[:80]} points to {missing_object(obj.name)}")
 
+    @contextmanager
+    def reading(self, repo: RepoRef, sha: CommitSha) -> Iterator[None]:
+        """The listing and every read of this block (this thread's) share one `git cat-file
+        --batch`, started on the first read and ended with the block."""
+        reader = CatFileBatch(self._mirror(repo), self._timeout)
+        key = (repo.repo_id, threading.get_ident())
+        with self._lock:
+            mine = self._readers.setdefault(key, reader) is reader  # an outer block's, if any
+        try:
+            yield
+        finally:
+            if mine:
+                with self._lock:
+                    del self._readers[key]
+                reader.close()
+
+    def _reader(self, repo: RepoRef) -> CatFileBatch | None:
+        return self._readers.get((repo.repo_id, threading.get_ident()))
+
     def list_files(self, repo: RepoRef, sha: CommitSha) -> list[FileEntry]:
         return list(self._listing(repo, sha).entries)
 
     def _listing(self, repo: RepoRef, sha: CommitSha) -> Listing:
         listing = self._listings.get(repo.repo_id)
         if listing is None or listing.sha != sha:
-            listing = list_tree(self._git, repo, self._ready(repo), sha)
+            listing = list_tree(self._git, repo, self._ready(repo), sha, self._reader(repo))
             with self._lock:  # one source may serve several polling threads
                 self._listings.pop(repo.repo_id, None)
                 self._listings[repo.repo_id] = listing
@@ -210,7 +257,13 @@ class GitSource(RevisionSource):
             raise ContentUnavailable(entry.problem)
         return self._mirror(repo), entry, size
 
-    def _cat_blob(self, mirror: Path, blob: str) -> bytes:
+    def _cat_blob(self, repo: RepoRef, mirror: Path, blob: str) -> bytes:
+        reader = self._reader(repo)
+        if reader is not None:
+            found = reader.read(blob)
+            if found.kind != "blob":
+                raise ContentUnavailable(missing_object(blob))
+            return found.data
         try:
             return self._git("cat-file", "blob", blob, cwd=mirror)
         except GitFailed:
@@ -224,7 +277,7 @@ class GitSource(RevisionSource):
             raise ContentUnavailable(f"{path}: stored in git LFS; only the pointer is in git")
         if size > max_bytes:
             raise ContentTooLarge(f"{path}: {size} bytes, over the cap of {max_bytes}")
-        return self._cat_blob(mirror, entry.blob_id)
+        return self._cat_blob(repo, mirror, entry.blob_id)
 
     def read_range(
         self, repo: RepoRef, sha: CommitSha, path: str, start: int, length: int
@@ -232,8 +285,8 @@ class GitSource(RevisionSource):
         mirror, entry, size = self._blob(repo, sha, path)
         if entry.lfs_sha256 is not None:
             raise ContentUnavailable(f"{path}: stored in git LFS; only the pointer is in git")
-        if size < LFS_POINTER_MAX:
-            return self._cat_blob(mirror, entry.blob_id)[start : start + length]
+        if size < LFS_POINTER_MAX or (size <= _READ_WHOLE_MAX and self._reader(repo)):
+            return self._cat_blob(repo, mirror, entry.blob_id)[start : start + length]
         # git has no range read; stream the blob and stop once the range is in hand.
         with subprocess.Popen(
             ["git", "-C", str(mirror), "cat-file", "blob", entry.blob_id],

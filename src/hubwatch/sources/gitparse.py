@@ -73,14 +73,14 @@ def read_batch(out: bytes, names: Sequence[str], *, with_data: bool = True) -> l
         end = out.find(b"\n", pos)
         if end < 0:
             raise _unreadable("cat-file --batch", pos)
-        fields = out[pos:end].split(b" ")
+        found = batch_header(out[pos:end])
         pos = end + 1
-        if len(fields) == 2 and fields[1] in (b"missing", b"ambiguous"):
+        if found is None:
+            raise _unreadable("cat-file --batch", end)
+        kind, size = found
+        if kind is None:
             objects.append(BatchObject(name, None))
             continue
-        if len(fields) != 3 or not _OID.fullmatch(fields[0]) or not _SIZE.fullmatch(fields[2]):
-            raise _unreadable("cat-file --batch", end)
-        kind, size = fields[1].decode("ascii", "replace"), int(fields[2])
         if not with_data:
             objects.append(BatchObject(name, kind, size=size))
             continue
@@ -91,6 +91,17 @@ def read_batch(out: bytes, names: Sequence[str], *, with_data: bool = True) -> l
     if pos != len(out):
         raise _unreadable("cat-file --batch", pos)
     return objects
+
+
+def batch_header(line: bytes) -> tuple[str | None, int] | None:
+    """(type, size) from one `cat-file --batch` header line (without its newline); (None, 0)
+    for a missing or ambiguous object; None when the line is not a header."""
+    fields = line.split(b" ")
+    if len(fields) == 2 and fields[1] in (b"missing", b"ambiguous"):
+        return None, 0
+    if len(fields) != 3 or not _OID.fullmatch(fields[0]) or not _SIZE.fullmatch(fields[2]):
+        return None
+    return fields[1].decode("ascii", "replace"), int(fields[2])
 
 
 def _unreadable(command: str, pos: int) -> UnexpectedResponse:

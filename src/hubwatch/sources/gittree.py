@@ -7,6 +7,7 @@ from pathlib import Path
 
 from hubwatch.errors import RevisionNotFound
 from hubwatch.models import CommitSha, FileEntry, RepoRef
+from hubwatch.sources.gitbatch import CatFileBatch
 from hubwatch.sources.gitcmd import GitFailed, GitRunner, damaged, missing_object
 from hubwatch.sources.gitparse import (
     LFS_POINTER_MAX,
@@ -30,8 +31,12 @@ class Listing:
     """By path: the entry and the size of the git blob (the pointer's, for an LFS file)."""
 
 
-def list_tree(git: GitRunner, repo: RepoRef, mirror: Path, sha: CommitSha) -> Listing:
+def list_tree(
+    git: GitRunner, repo: RepoRef, mirror: Path, sha: CommitSha, reader: CatFileBatch | None = None
+) -> Listing:
     """Every file of `sha`; a file or folder the mirror lacks is listed with its problem.
+
+    `reader`: the snapshot's `cat-file --batch`, which reads the small blobs when given.
 
     RevisionNotFound for an unknown sha; RepositoryDamaged when the commit's own tree is missing.
     """
@@ -51,7 +56,7 @@ def list_tree(git: GitRunner, repo: RepoRef, mirror: Path, sha: CommitSha) -> Li
         if problem is None and (row.size is None or row.kind == "tree"):
             problem = missing_object(row.oid)  # only a folder git could not read is listed
         files.append((path, row.oid, row.size or 0, problem))
-    return _entries(git, mirror, sha, files)
+    return _entries(git, mirror, sha, files, reader)
 
 
 def _root_tree(git: GitRunner, repo: RepoRef, mirror: Path, sha: CommitSha) -> str:
@@ -91,11 +96,16 @@ def _walk(git: GitRunner, mirror: Path, root: str) -> list[TreeRow]:
 
 
 def _entries(
-    git: GitRunner, mirror: Path, sha: CommitSha, files: list[tuple[str, str, int, str | None]]
+    git: GitRunner,
+    mirror: Path,
+    sha: CommitSha,
+    files: list[tuple[str, str, int, str | None]],
+    reader: CatFileBatch | None,
 ) -> Listing:
     """FileEntries of a tree's files: small blobs are read once to find LFS pointers."""
     small = sorted({b for _, b, size, problem in files if not problem and size < LFS_POINTER_MAX})
-    found = {obj.name: obj for obj in git.batch(mirror, small)}
+    read = reader.read_many(small) if reader is not None else git.batch(mirror, small)
+    found = {obj.name: obj for obj in read}
     entries: list[FileEntry] = []
     blobs: dict[str, tuple[FileEntry, int]] = {}
     for path, blob, size, problem in files:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 
 from hubwatch.models import ContentSha, ReadResult
 
@@ -21,3 +22,20 @@ class KnownContent(ABC):
     @abstractmethod
     def blob(self, sha256: ContentSha) -> bytes:
         """Stored bytes by their sha256."""
+
+    def contents(self, wanted: Iterable[tuple[str, str]]) -> dict[tuple[str, str], ReadResult]:
+        """`content()` of each (path, blob id), those recorded; a backend looks them up at once."""
+        found = {}
+        for path, blob_id in wanted:
+            result = self.content(path, blob_id)
+            if result is not None:
+                found[path, blob_id] = result
+        return found
+
+    def headers(self, object_ids: Iterable[str]) -> dict[str, ReadResult]:
+        """`header()` of each weight object id, those recorded; a backend looks them up at once."""
+        return {
+            object_id: result
+            for object_id in object_ids
+            if (result := self.header(object_id)) is not None
+        }

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from hubwatch.diff import Differ, RevisionView, diff_revisions
-from hubwatch.models import Change, CommitSha, Snapshot
+from hubwatch.models import Change, CommitSha, Snapshot, StoredFile
 from hubwatch.store.base import Store
 
+FilesOf = Callable[[], Sequence[StoredFile]]
+"""The stored files of the revision being viewed, when the caller reads them anyway."""
 
-def stored_view(store: Store, repo_id: str, sha: CommitSha) -> RevisionView:
+
+def stored_view(
+    store: Store, repo_id: str, sha: CommitSha, files: FilesOf | None = None
+) -> RevisionView:
     """A view of a stored revision, reading contents lazily from the store."""
     revision = store.revision(repo_id, sha)
     return RevisionView.of_stored(
-        store.files(repo_id, revision.sha),
+        files() if files is not None else store.files(repo_id, revision.sha),
         revision.card,
         store.blob,
         revision.sha,
@@ -28,9 +33,10 @@ def diff_snapshot(
     snapshot: Snapshot,
     base: CommitSha | None,
     differs: Mapping[str, Differ] | None = None,
+    base_files: FilesOf | None = None,
 ) -> Snapshot:
     """The snapshot with its changes against the stored revision `base` (None: an empty one)."""
-    old = stored_view(store, repo_id, base) if base else RevisionView.empty()
+    old = stored_view(store, repo_id, base, base_files) if base else RevisionView.empty()
     changes = diff_revisions(old, RevisionView.of_snapshot(snapshot, store.blob), differs)
     return replace(snapshot, changes=tuple(changes), base=base)
 

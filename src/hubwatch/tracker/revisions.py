@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from functools import partial
+from functools import cache, partial
 from typing import TypeVar
 
 import structlog
@@ -126,17 +126,18 @@ class RevisionPipeline:
         """The snapshot, and whether its files could be listed; when reading it failed, the
         commit with the files listed (if they were)."""
         repo, what = run.repo, f"{run.repo.repo_id}@{commit.sha[:12]}"
-        try:
-            files = run.retry.call(lambda: run.source.list_files(repo, commit.sha), what)
-        except Exception as exc:
-            _gated(run, exc)
-            return bare_snapshot(commit, _failed(run, "file list", exc, failed, [])), False
-        take = partial(take_snapshot, run.source, repo, commit, run.store, self.limits, files)
-        try:
-            return run.retry.call(take, what), True
-        except Exception as exc:
-            _gated(run, exc)
-            return bare_snapshot(commit, _failed(run, "snapshot", exc, failed, files)), True
+        with run.source.reading(repo, commit.sha):  # one git process for all of it, say
+            try:
+                files = run.retry.call(lambda: run.source.list_files(repo, commit.sha), what)
+            except Exception as exc:
+                _gated(run, exc)
+                return bare_snapshot(commit, _failed(run, "file list", exc, failed, [])), False
+            take = partial(take_snapshot, run.source, repo, commit, run.store, self.limits, files)
+            try:
+                return run.retry.call(take, what), True
+            except Exception as exc:
+                _gated(run, exc)
+                return bare_snapshot(commit, _failed(run, "snapshot", exc, failed, files)), True
 
     def _compare(
         self,
@@ -151,14 +152,16 @@ class RevisionPipeline:
         every file would seem removed."""
         repo_id = run.repo.repo_id
         unchanged = replace(snapshot, base=base, changes=())
+        # read once for both steps (a failed read is not kept: the second step tries again)
+        files_of_base = cache(lambda: run.store.files(repo_id, base) if base else [])
         if listed:
-            diff = partial(diff_snapshot, run.store, repo_id, snapshot, base, self.differs)
+            diff = partial(
+                diff_snapshot, run.store, repo_id, snapshot, base, self.differs, files_of_base
+            )
             snapshot = _contained(run, "diff", failed, diff, unchanged)
         else:
             snapshot = unchanged
-        base_files: list[StoredFile] = _contained(
-            run, "partial", failed, lambda: run.store.files(repo_id, base) if base else [], []
-        )
+        base_files: list[StoredFile] = _contained(run, "partial", failed, files_of_base, [])
         found = partial_of(snapshot, base_files)
         found.steps += failed
         return snapshot, found

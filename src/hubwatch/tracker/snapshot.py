@@ -61,19 +61,24 @@ def take_snapshot(
         if is_small_text(entry.path, entry.size, entry.lfs_sha256 is not None)
     }
     small = set(sorted(small)[:MAX_SMALL_FILES])
-    for entry in readable:
-        if entry.path == MODEL_CARD or is_tracked_content(entry.path) or entry.path in small:
-            contents[entry.path] = known.content(entry.path, entry.blob_id) or _read_content(
-                source, repo, commit, entry, limits.max_file_bytes
-            )
+    wanted = [
+        entry
+        for entry in readable
+        if entry.path == MODEL_CARD or is_tracked_content(entry.path) or entry.path in small
+    ]
+    reused = known.contents((entry.path, entry.blob_id) for entry in wanted)  # one lookup
+    for entry in wanted:
+        contents[entry.path] = reused.get((entry.path, entry.blob_id)) or _read_content(
+            source, repo, commit, entry, limits.max_file_bytes
+        )
 
+    weights = [entry for entry in readable if is_safetensors(entry.path)]
+    read_before = known.headers(entry.lfs_sha256 or entry.blob_id for entry in weights)
     headers: dict[str, ReadResult] = {}
-    for entry in readable:
-        if is_safetensors(entry.path):
-            object_id = entry.lfs_sha256 or entry.blob_id
-            headers[entry.path] = known.header(object_id) or read_header(
-                source, repo, commit.sha, entry, limits.max_header_bytes
-            )
+    for entry in weights:
+        headers[entry.path] = read_before.get(entry.lfs_sha256 or entry.blob_id) or read_header(
+            source, repo, commit.sha, entry, limits.max_header_bytes
+        )
     for index_path, missing in _missing_shards(contents, by_path, known.blob).items():
         contents[index_path] = ReadResult(
             ReadStatus.INVALID,

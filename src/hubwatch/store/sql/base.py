@@ -22,6 +22,7 @@ from hubwatch.models import (
     Severity,
     StoredRevision,
 )
+from hubwatch.store.sql.blobcache import BlobCache
 from hubwatch.store.sql.tables import ChangeRow, EventRow, RepoRow, RevisionRow
 
 
@@ -55,6 +56,8 @@ class SqlBase:
             self._engine = make_engine(url)
         except (SQLAlchemyError, ValueError) as exc:
             raise StoreError(f"invalid database URL: {type(exc).__name__}") from None
+        self._blobs = BlobCache()
+        """Bytes read or written lately, by sha256: the next revision's diff reads them again."""
 
     @property
     def dialect(self) -> str:
@@ -103,13 +106,14 @@ class SqlBase:
         rev = rev.strip().lower()
         if not rev or len(rev) > 64 or any(c not in "0123456789abcdef" for c in rev):
             raise UnknownRevision(f"{rev[:70]!r} is not a commit sha (hex, 1 to 64 characters)")
-        repo = self._repo_row(session, repo_id)
         rows = session.exec(
             select(RevisionRow)
-            .where(RevisionRow.repo_pk == repo.id, col(RevisionRow.sha).startswith(rev))
+            .join(RepoRow, col(RepoRow.id) == RevisionRow.repo_pk)
+            .where(RepoRow.repo_id == repo_id, col(RevisionRow.sha).startswith(rev))
             .limit(2)
         ).all()
         if not rows:
+            self._repo_row(session, repo_id)  # NotTracked, if that is why
             raise UnknownRevision(f"{repo_id} has no stored revision {rev}")
         if len(rows) > 1:
             raise UnknownRevision(f"{rev} is ambiguous in {repo_id}; give more characters")

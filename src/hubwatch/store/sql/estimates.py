@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from sqlmodel import col, select
+
 from hubwatch.models import CommitSha, Estimate
 from hubwatch.store.estimates import EstimateStore
 from hubwatch.store.sql.base import SqlBase
-from hubwatch.store.sql.tables import EstimateRow
+from hubwatch.store.sql.tables import EstimateRow, RepoRow, RevisionRow
 
 
 class SqlEstimateStore(SqlBase, EstimateStore):
@@ -13,9 +15,16 @@ class SqlEstimateStore(SqlBase, EstimateStore):
 
     def estimate(self, repo_id: str, sha: CommitSha) -> Estimate | None:
         with self._session() as session:
-            revision = self._revision_pk(session, self._repo_row(session, repo_id), sha)
-            row = session.get(EstimateRow, revision)
-            return Estimate.from_json(row.data) if row is not None else None
+            found = session.exec(
+                select(RevisionRow.id, EstimateRow.data)
+                .join(RepoRow, col(RepoRow.id) == RevisionRow.repo_pk)
+                .outerjoin(EstimateRow, col(EstimateRow.revision_pk) == RevisionRow.id)
+                .where(RepoRow.repo_id == repo_id, RevisionRow.sha == sha)
+            ).first()
+            if found is None:  # NotTracked or UnknownRevision, whichever it is
+                self._revision_pk(session, self._repo_row(session, repo_id), sha)
+            data = found[1] if found is not None else None
+            return Estimate.from_json(data) if data is not None else None
 
 
 def estimate_row(revision_pk: int, estimate: Estimate) -> EstimateRow:

@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from sqlalchemy import update
+from sqlalchemy import Table, insert, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
@@ -23,7 +23,7 @@ from hubwatch.store.repos import RevisionStore
 from hubwatch.store.sql.base import SqlBase, as_revision
 from hubwatch.store.sql.changes import change_rows
 from hubwatch.store.sql.estimates import estimate_row
-from hubwatch.store.sql.tables import BlobRow, FileRow, RevisionRow
+from hubwatch.store.sql.tables import BlobRow, FileRow, RepoRow, RevisionRow
 
 
 class SqlRevisionStore(SqlBase, RevisionStore):
@@ -40,24 +40,34 @@ class SqlRevisionStore(SqlBase, RevisionStore):
     def add_revision(self, repo_id: str, snapshot: Snapshot) -> bool:
         commit = snapshot.commit
         with self._session() as session:
-            repo = self._repo_row(session, repo_id)
-            assert repo.id is not None
-            exists = session.exec(
-                select(RevisionRow.id).where(
-                    RevisionRow.repo_pk == repo.id, RevisionRow.sha == commit.sha
+            # the repo, the revision if stored already and its first parent: one query
+            parent = commit.parents[0] if commit.parents else None
+            found = session.exec(
+                select(RepoRow.id, RevisionRow.id, RevisionRow.sha)
+                .select_from(RepoRow)
+                .outerjoin(
+                    RevisionRow,
+                    (col(RevisionRow.repo_pk) == RepoRow.id)
+                    & col(RevisionRow.sha).in_([commit.sha, *([parent] if parent else [])]),
                 )
-            ).first()
-            if exists:
+                .where(RepoRow.repo_id == repo_id)
+            ).all()
+            if not found:
+                self._repo_row(session, repo_id)  # raises NotTracked
+            repo_pk = found[0][0]
+            assert repo_pk is not None
+            stored = {sha: pk for _, pk, sha in found if pk is not None}
+            if commit.sha in stored:
                 return False
             revision = RevisionRow(
-                repo_pk=repo.id,
+                repo_pk=repo_pk,
                 sha=commit.sha,
                 parents=list(commit.parents),
                 committed_at=commit.date,
                 authors=list(commit.authors),
                 title=commit.title,
                 message=commit.message,
-                changed=self._changed(session, repo.id, snapshot),
+                changed=_changed(session, stored.get(parent) if parent else None, snapshot),
                 card=snapshot.card,
                 card_error=snapshot.card_error,
                 recorded_at=datetime.now(UTC),
@@ -70,40 +80,29 @@ class SqlRevisionStore(SqlBase, RevisionStore):
             blobs: dict[str, bytes] = {}
             rows = _file_rows(revision.id, snapshot, blobs)
             self._put_blobs(session, blobs)
-            session.add_all(rows)
+            if rows:  # one executemany (the ORM would split it by which columns are None)
+                session.connection().execute(insert(FILES), rows)
             session.add_all(change_rows(revision.id, snapshot.base, 0, snapshot.changes))
             try:
                 session.commit()
             except IntegrityError:  # the same revision committed by another worker meanwhile
                 session.rollback()
                 return False
+            for sha, data in blobs.items():  # the next revision's diff reads them back
+                self._blobs.put(sha, data)
             return True
 
-    def _changed(self, session: Session, repo_pk: int, snapshot: Snapshot) -> list[str]:
-        """Paths added, removed or modified against the first parent, when it is stored."""
-        now = {entry.path: (entry.blob_id, entry.lfs_sha256) for entry in snapshot.files}
-        parents = snapshot.commit.parents
-        before: dict[str, tuple[str, str | None]] = {}
-        if parents:
-            parent = session.exec(
-                select(RevisionRow.id).where(
-                    RevisionRow.repo_pk == repo_pk, RevisionRow.sha == parents[0]
-                )
-            ).first()
-            if parent is not None:
-                rows = session.exec(
-                    select(FileRow.path, FileRow.blob_id, FileRow.lfs_sha256).where(
-                        FileRow.revision_pk == parent
-                    )
-                ).all()
-                before = {path: (blob, lfs) for path, blob, lfs in rows}
-        return sorted(p for p in now.keys() | before.keys() if now.get(p) != before.get(p))
-
     def _put_blobs(self, session: Session, blobs: dict[str, bytes]) -> None:
-        for sha, data in blobs.items():
+        """Insert the new bytes, a batch a statement; bytes stored already are left alone."""
+        items = list(blobs.items())
+        for start in range(0, len(items), _BLOBS_PER_STATEMENT):
+            values = [
+                {"sha256": sha, "size": len(data), "data": data}
+                for sha, data in items[start : start + _BLOBS_PER_STATEMENT]
+            ]
             statement = (
                 self._insert(BlobRow)
-                .values(sha256=sha, size=len(data), data=data)
+                .values(values)
                 .on_conflict_do_nothing(index_elements=["sha256"])
             )
             session.exec(statement)
@@ -137,33 +136,58 @@ class SqlRevisionStore(SqlBase, RevisionStore):
 
     def files(self, repo_id: str, sha: CommitSha) -> list[StoredFile]:
         with self._session() as session:
-            revision = self._revision_pk(session, self._repo_row(session, repo_id), sha)
             rows = session.exec(
-                select(FileRow).where(FileRow.revision_pk == revision).order_by(col(FileRow.path))
+                select(FileRow)
+                .join(RevisionRow, col(RevisionRow.id) == FileRow.revision_pk)
+                .join(RepoRow, col(RepoRow.id) == RevisionRow.repo_pk)
+                .where(RepoRow.repo_id == repo_id, RevisionRow.sha == sha)
+                .order_by(col(FileRow.path))
             ).all()
+            if not rows:  # no files, or no such revision (or repo): the lookups tell
+                self._revision_pk(session, self._repo_row(session, repo_id), sha)
             return [_file(row) for row in rows]
 
 
-def _file_rows(revision_pk: int, snapshot: Snapshot, blobs: dict[str, bytes]) -> list[FileRow]:
+_BLOBS_PER_STATEMENT = 100
+FILES: Table = FileRow.__table__  # type: ignore[attr-defined]  # SQLModel does not declare it
+
+
+def _changed(session: Session, parent_pk: int | None, snapshot: Snapshot) -> list[str]:
+    """Paths added, removed or modified against the first parent, when it is stored."""
+    now = {entry.path: (entry.blob_id, entry.lfs_sha256) for entry in snapshot.files}
+    before: dict[str, tuple[str, str | None]] = {}
+    if parent_pk is not None:
+        rows = session.exec(
+            select(FileRow.path, FileRow.blob_id, FileRow.lfs_sha256).where(
+                FileRow.revision_pk == parent_pk
+            )
+        ).all()
+        before = {path: (blob, lfs) for path, blob, lfs in rows}
+    return sorted(p for p in now.keys() | before.keys() if now.get(p) != before.get(p))
+
+
+def _file_rows(
+    revision_pk: int, snapshot: Snapshot, blobs: dict[str, bytes]
+) -> list[dict[str, object]]:
     """The snapshot's file rows, queueing the bytes read into `blobs`."""
     rows = []
     for entry in snapshot.files:
         content = snapshot.contents.get(entry.path)
         header = snapshot.headers.get(entry.path)
         rows.append(
-            FileRow(
-                revision_pk=revision_pk,
-                path=entry.path,
-                size=entry.size,
-                blob_id=entry.blob_id,
-                lfs_sha256=entry.lfs_sha256,
-                content_sha256=_keep(content, blobs),
-                content_status=content.status.value if content else None,
-                content_error=content.error if content else None,
-                header_sha256=_keep(header, blobs),
-                header_status=header.status.value if header else None,
-                header_error=header.error if header else None,
-            )
+            {
+                "revision_pk": revision_pk,
+                "path": entry.path,
+                "size": entry.size,
+                "blob_id": entry.blob_id,
+                "lfs_sha256": entry.lfs_sha256,
+                "content_sha256": _keep(content, blobs),
+                "content_status": content.status.value if content else None,
+                "content_error": content.error if content else None,
+                "header_sha256": _keep(header, blobs),
+                "header_status": header.status.value if header else None,
+                "header_error": header.error if header else None,
+            }
         )
     return rows
 
