@@ -14,13 +14,13 @@ import structlog
 
 from hubwatch.store.sql import SqlStore
 from tests.support.pgcluster import DEBIAN_BIN_GLOB, PostgresCluster, server_binaries
+from tests.support.require import REQUIRE_POSTGRES, require
 
 # The real fixtures (Hub mirrors, Hub traces, OSV records, published configs), copied from
 # ../shared with their provenance notes so that a clone runs every test (tests/data/PROVENANCE.md).
 DATA = Path(__file__).resolve().parent / "data"
 GRANITE_BUNDLE = DATA / "hub-mirrors" / "granite-3.1-1b-a400m-instruct.bundle"
 PG_ENV = "HUBWATCH_TEST_DATABASE_URL"
-REQUIRE_PG_ENV = "HUBWATCH_REQUIRE_POSTGRES"
 
 
 @pytest.fixture(autouse=True)
@@ -43,13 +43,6 @@ def _default_hub_client() -> Iterator[None]:
     huggingface_hub.set_client_factory(default_client_factory)
 
 
-def require(switch: str, reason: str) -> None:
-    """Skip with `reason`, or fail where CI sets the `HUBWATCH_REQUIRE_*` switch."""
-    if os.environ.get(switch):
-        pytest.fail(f"{switch} is set but {reason}")
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="session")
 def postgres_base_url() -> Iterator[str]:
     """The PostgreSQL URL to test against: HUBWATCH_TEST_DATABASE_URL, else a throwaway cluster.
@@ -64,7 +57,7 @@ def postgres_base_url() -> Iterator[str]:
     bin_dir = server_binaries()
     if bin_dir is None:
         require(
-            REQUIRE_PG_ENV,
+            REQUIRE_POSTGRES,
             f"PostgreSQL tests need initdb and pg_ctl (on PATH or in {DEBIAN_BIN_GLOB}; Debian: "
             f"apt install postgresql) or {PG_ENV}=postgresql+psycopg://user@host/db",
         )
@@ -84,7 +77,7 @@ def _pg_admin(url: str, sql: str) -> None:
         with psycopg.connect(plain, autocommit=True, connect_timeout=5) as conn:
             conn.execute(sql)
     except psycopg.OperationalError as exc:
-        require(REQUIRE_PG_ENV, f"PostgreSQL at {PG_ENV} is not reachable: {exc}")
+        require(REQUIRE_POSTGRES, f"PostgreSQL at {PG_ENV} is not reachable: {exc}")
 
 
 @pytest.fixture
