@@ -1,4 +1,4 @@
-"""deploy/: the compose file validates, the image installs as the README says, as non-root."""
+"""deploy/ with no Docker engine: compose validates it, the files declare, the install replays."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def test_docker_compose_config_validates() -> None:
     assert result.returncode == 0, result.stderr
 
 
-def test_compose_runs_postgres_one_server_and_two_workers() -> None:
+def test_the_compose_file_declares_postgres_one_server_and_two_workers() -> None:
     compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
     services = compose["services"]
     assert services["postgres"]["image"].startswith("postgres:")
@@ -55,7 +55,7 @@ def test_compose_runs_postgres_one_server_and_two_workers() -> None:
     assert url.startswith("postgresql+psycopg://")
 
 
-def test_the_image_installs_as_the_readme_says_and_runs_as_non_root() -> None:
+def test_the_dockerfile_installs_as_the_readme_says_and_its_last_user_is_not_root() -> None:
     dockerfile = (DEPLOY / "Dockerfile").read_text()
     assert " && pip install . && " in block_after("run-command")
     assert "python3 -m venv /opt/hubwatch" in dockerfile
