@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from hubwatch.settings import Settings
@@ -27,13 +28,19 @@ def _compose_available() -> bool:
     return probe.returncode == 0
 
 
-def test_docker_compose_config_validates() -> None:
+@pytest.fixture
+def docker_compose() -> None:
+    """The docker client with its Compose v2 plugin, or a skip (a failure in CI)."""
     if not _compose_available():
         # CI (.ci/run) fetches Debian's Compose v2 plugin and sets the switch.
         require(
             REQUIRE_COMPOSE,
             "needs the docker client with its compose plugin (.ci/compose-plugin fetches one)",
         )
+
+
+@pytest.mark.usefixtures("docker_compose")
+def test_docker_compose_config_validates() -> None:
     result = subprocess.run(
         ["docker", "compose", "-f", str(DEPLOY / "docker-compose.yml"), "config", "--quiet"],
         capture_output=True,
