@@ -72,6 +72,8 @@ class Cost:
     requests: int
     bytes: int
     weight_bytes: int
+    routes: str = ""
+    """Requests by route ("GET tree: 1, HEAD cdn: 8"), so the counts can be read."""
 
 
 def weight_bytes(sim: HubSimulator, header_ends: dict[str, int]) -> int:
@@ -97,7 +99,8 @@ sizes: dict[str, int] = {}
 def measure(sim: HubSimulator, header_ends: dict[str, int], action: Callable[[], object]) -> Cost:
     sim.reset_stats()
     action()
-    return Cost(sim.stats.requests, sim.stats.bytes_sent, weight_bytes(sim, header_ends))
+    routes = ", ".join(f"{m} {r}: {n}" for (m, r), n in sorted(sim.stats.by_route.items()))
+    return Cost(sim.stats.requests, sim.stats.bytes_sent, weight_bytes(sim, header_ends), routes)
 
 
 def main() -> None:
@@ -175,6 +178,8 @@ def main() -> None:
             f"{label:40} {cost.requests:>9} {cost.bytes:>12,} {cost.weight_bytes:>13,} "
             f"{cost.requests / baseline.requests:>14.3f} {cost.bytes / baseline.bytes:>11.5f}"
         )
+    for label, cost in [*rows, ("baseline", baseline)]:
+        print(f"{label} by route: {cost.routes}")
 
 
 if __name__ == "__main__":

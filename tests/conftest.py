@@ -13,13 +13,14 @@ import pytest
 import structlog
 
 from hubwatch.store.sql import SqlStore
+from tests.support.pgcluster import DEBIAN_BIN_GLOB, PostgresCluster, server_binaries
+from tests.support.require import REQUIRE_POSTGRES, require
 
 # The real fixtures (Hub mirrors, Hub traces, OSV records, published configs), copied from
 # ../shared with their provenance notes so that a clone runs every test (tests/data/PROVENANCE.md).
 DATA = Path(__file__).resolve().parent / "data"
 GRANITE_BUNDLE = DATA / "hub-mirrors" / "granite-3.1-1b-a400m-instruct.bundle"
 PG_ENV = "HUBWATCH_TEST_DATABASE_URL"
-REQUIRE_PG_ENV = "HUBWATCH_REQUIRE_POSTGRES"
 
 
 @pytest.fixture(autouse=True)
@@ -42,15 +43,30 @@ def _default_hub_client() -> Iterator[None]:
     huggingface_hub.set_client_factory(default_client_factory)
 
 
-def postgres_base_url() -> str:
-    """The Postgres URL to test against, or a skip (a failure where CI requires Postgres)."""
+@pytest.fixture(scope="session")
+def postgres_base_url() -> Iterator[str]:
+    """The PostgreSQL URL to test against: HUBWATCH_TEST_DATABASE_URL, else a throwaway cluster.
+
+    The cluster (initdb + pg_ctl in a temp dir, on a free port) lives for the session and is
+    removed after it. Skipped, with the reason, only where no server binaries are installed.
+    """
     url = os.environ.get(PG_ENV)
-    if not url:
-        reason = f"PostgreSQL tests need {PG_ENV}=postgresql+psycopg://user@host/db"
-        if os.environ.get(REQUIRE_PG_ENV):
-            pytest.fail(f"{REQUIRE_PG_ENV} is set but {PG_ENV} is not")
-        pytest.skip(reason)
-    return url
+    if url:
+        yield url
+        return
+    bin_dir = server_binaries()
+    if bin_dir is None:
+        require(
+            REQUIRE_POSTGRES,
+            f"PostgreSQL tests need initdb and pg_ctl (on PATH or in {DEBIAN_BIN_GLOB}; Debian: "
+            f"apt install postgresql) or {PG_ENV}=postgresql+psycopg://user@host/db",
+        )
+    assert bin_dir is not None
+    cluster = PostgresCluster.start(bin_dir)
+    try:
+        yield cluster.url
+    finally:
+        cluster.stop()
 
 
 def _pg_admin(url: str, sql: str) -> None:
@@ -61,15 +77,13 @@ def _pg_admin(url: str, sql: str) -> None:
         with psycopg.connect(plain, autocommit=True, connect_timeout=5) as conn:
             conn.execute(sql)
     except psycopg.OperationalError as exc:
-        if os.environ.get(REQUIRE_PG_ENV):
-            pytest.fail(f"PostgreSQL at {PG_ENV} is not reachable: {exc}")
-        pytest.skip(f"PostgreSQL at {PG_ENV} is not reachable: {exc}")
+        require(REQUIRE_POSTGRES, f"PostgreSQL at {PG_ENV} is not reachable: {exc}")
 
 
 @pytest.fixture
-def pg_url() -> Iterator[str]:
+def pg_url(postgres_base_url: str) -> Iterator[str]:
     """A URL to a fresh, empty schema in the test PostgreSQL database, dropped afterwards."""
-    base = postgres_base_url()
+    base = postgres_base_url
     schema = f"hw_{uuid.uuid4().hex[:12]}"
     _pg_admin(base, f'CREATE SCHEMA "{schema}"')
     sep = "&" if "?" in base else "?"

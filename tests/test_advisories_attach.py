@@ -6,7 +6,6 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
 from structlog.testing import capture_logs
 from typer.testing import CliRunner
 
@@ -24,7 +23,6 @@ from tests.support.gitrepo import CommitSpec, make_repo
 from tests.support.osvsim import osv_simulator
 
 RECORDS = DATA / "osv" / "records"
-pytestmark = pytest.mark.skipif(not RECORDS.is_dir(), reason=f"{RECORDS} is missing")
 
 
 def config(version: str) -> bytes:

@@ -20,7 +20,6 @@ from tests.conftest import DATA
 
 OSV = DATA / "osv"
 RECORDS = OSV / "records"
-pytestmark = pytest.mark.skipif(not RECORDS.is_dir(), reason=f"{RECORDS} is missing")
 
 
 def schema_validator(name: str = "osv-schema.json") -> jsonschema.Draft202012Validator:

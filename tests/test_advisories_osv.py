@@ -18,7 +18,6 @@ from tests.conftest import DATA
 from tests.support.osvsim import OsvSim, osv_simulator
 
 RECORDS = DATA / "osv" / "records"
-pytestmark = pytest.mark.skipif(not RECORDS.is_dir(), reason=f"{RECORDS} is missing")
 
 TRANSFORMERS_4_36 = [
     "PYSEC-2024-227",

@@ -45,13 +45,21 @@ def _client(calls: list[tuple[str, str | None]], secret: str | None = SECRET) ->
     return TestClient(app)
 
 
-def test_a_push_polls_the_repo_with_its_head() -> None:
-    calls: list[tuple[str, str | None]] = []
-    response = _client(calls).post(
+def _served(store: SqlStore) -> TestClient:
+    """The router over the real `store_poller`, as `serve` wires it."""
+    app = FastAPI()
+    app.include_router(hub_hooks_router(SECRET, store_poller(store)))
+    return TestClient(app)
+
+
+def test_a_push_polls_the_repo_with_its_head(store: SqlStore) -> None:
+    store.add_repo(RepoRef("org/model"))
+    response = _served(store).post(
         "/hooks/hub", json=_payload(), headers={"X-Webhook-Secret": SECRET}
     )
     assert response.status_code == 202 and response.json()["status"] == "polling"
-    assert calls == [("org/model", SHA)]
+    [claim] = store.claim_repos("w1", datetime.now(UTC), lease_s=60)
+    assert claim.repo_id == "org/model" and claim.hint is not None and claim.hint.head == SHA
 
 
 @pytest.mark.parametrize("headers", [{}, {"X-Webhook-Secret": "wrong"}, {"X-Webhook-Secret": ""}])
@@ -90,14 +98,18 @@ def test_a_bad_payload_is_refused_without_polling(body: bytes, status: int) -> N
     assert response.status_code == status and calls == []
 
 
-def test_other_repo_types_and_untracked_repos_are_acknowledged_and_ignored() -> None:
-    calls: list[tuple[str, str | None]] = []
-    client = _client(calls)
+def test_other_repo_types_and_untracked_repos_are_acknowledged_and_ignored(
+    store: SqlStore,
+) -> None:
+    store.add_repo(RepoRef("org/model"))
+    client = _served(store)
     headers = {"X-Webhook-Secret": SECRET}
     dataset = client.post("/hooks/hub", json=_payload(repo_type="dataset"), headers=headers)
     other = client.post("/hooks/hub", json=_payload(name="org/other"), headers=headers)
+    assert (dataset.status_code, other.status_code) == (202, 202)
     assert dataset.json()["status"] == other.json()["status"] == "ignored"
-    assert calls == [("org/other", SHA)]
+    assert other.json()["reason"] == "repo is not tracked"
+    assert store.claim_repos("w1", datetime.now(UTC), lease_s=60) == []  # nothing was woken
 
 
 def test_the_store_poller_wakes_the_repo_for_the_next_worker(store: SqlStore) -> None:

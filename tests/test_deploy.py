@@ -1,4 +1,4 @@
-"""deploy/: the compose file validates, the image installs as the README says, as non-root."""
+"""deploy/ with no Docker engine: compose validates it, the files declare, the install replays."""
 
 from __future__ import annotations
 
@@ -14,12 +14,11 @@ import pytest
 import yaml
 
 from hubwatch.settings import Settings
+from tests.support.require import REQUIRE_COMPOSE, require
 from tests.test_docs import block_after
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
-# CI (.ci/run) fetches Debian's Compose v2 plugin and sets this: there a missing compose fails.
-REQUIRE_COMPOSE_ENV = "HUBWATCH_REQUIRE_COMPOSE"
 
 
 def _compose_available() -> bool:
@@ -29,12 +28,19 @@ def _compose_available() -> bool:
     return probe.returncode == 0
 
 
-def test_docker_compose_config_validates() -> None:
+@pytest.fixture
+def docker_compose() -> None:
+    """The docker client with its Compose v2 plugin, or a skip (a failure in CI)."""
     if not _compose_available():
-        reason = "needs the docker client with its compose plugin (.ci/compose-plugin fetches one)"
-        if os.environ.get(REQUIRE_COMPOSE_ENV):
-            pytest.fail(f"{REQUIRE_COMPOSE_ENV} is set but {reason}")
-        pytest.skip(reason)
+        # CI (.ci/run) fetches Debian's Compose v2 plugin and sets the switch.
+        require(
+            REQUIRE_COMPOSE,
+            "needs the docker client with its compose plugin (.ci/compose-plugin fetches one)",
+        )
+
+
+@pytest.mark.usefixtures("docker_compose")
+def test_docker_compose_config_validates() -> None:
     result = subprocess.run(
         ["docker", "compose", "-f", str(DEPLOY / "docker-compose.yml"), "config", "--quiet"],
         capture_output=True,
@@ -44,7 +50,7 @@ def test_docker_compose_config_validates() -> None:
     assert result.returncode == 0, result.stderr
 
 
-def test_compose_runs_postgres_one_server_and_two_workers() -> None:
+def test_the_compose_file_declares_postgres_one_server_and_two_workers() -> None:
     compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
     services = compose["services"]
     assert services["postgres"]["image"].startswith("postgres:")
@@ -56,7 +62,7 @@ def test_compose_runs_postgres_one_server_and_two_workers() -> None:
     assert url.startswith("postgresql+psycopg://")
 
 
-def test_the_image_installs_as_the_readme_says_and_runs_as_non_root() -> None:
+def test_the_dockerfile_installs_as_the_readme_says_and_its_last_user_is_not_root() -> None:
     dockerfile = (DEPLOY / "Dockerfile").read_text()
     assert " && pip install . && " in block_after("run-command")
     assert "python3 -m venv /opt/hubwatch" in dockerfile

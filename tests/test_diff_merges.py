@@ -9,7 +9,7 @@ import pytest
 
 from hubwatch.diff.merges import merges_bytes_changes, merges_changes
 from hubwatch.diff.vocabulary import vocab_changes
-from hubwatch.models import Change
+from hubwatch.models import Change, Severity
 
 PATH = "tokenizer.json"
 TRICKY = ["Ġt", '"', "\\", '\\"', ",", "],[", '","', "é", "😀", "\n", "[", ""]
@@ -81,6 +81,43 @@ def test_anything_but_one_clean_layout_is_left_to_the_parser(before: bytes, afte
 
 def test_the_same_merges_written_again_are_no_change() -> None:
     assert merges_bytes_changes(compact(PAIRS) + b" ", compact(PAIRS), PATH) == []
+
+
+# Written out by hand from the inputs (not produced by hubwatch.diff): what each comparison must
+# report. (before, after, summary's middle, removed sample, added sample)
+GOLDEN = [
+    ([["a", "b"], ["c", "d"], ["e", "f"]], [["a", "b"], ["e", "f"]],
+     "3 → 2: 0 added, 1 removed", ["c d"], []),
+    ([["a", "b"], ["c", "d"]], [["a", "b"], ["c", "d"], ["Ġt", "he"]],
+     '2 → 3: 1 added, 0 removed (e.g. "Ġt he")', [], ["Ġt he"]),
+    ([["a", "b"], ["c", "d"]], [["c", "d"], ["a", "b"]],
+     "2 → 2: the same merges in another order (their priority changed)", [], []),
+    ([["a", "b"], ["c", "d"]], [["a", "b"], ["x", "y"]],
+     '2 → 2: 1 added, 1 removed (e.g. "x y")', ["c d"], ["x y"]),
+    (["a b", "c d"], ["c d", "a b", "é 😀"],
+     '2 → 3: 1 added, 0 removed (e.g. "é 😀")', [], ["é 😀"]),
+    ([["a", "b"]], [["a", "b"], ["\\", '"'], ["p", "q"], ["r", "s"], ["t", "u"]],
+     r'1 → 5: 4 added, 0 removed (e.g. "\\ \"", "p q", "r s")', [], ['\\ "', "p q", "r s", "t u"]),
+    ([[f"t{i}", "z"] for i in range(25)], [["t0", "z"]],
+     "25 → 1: 0 added, 24 removed", [f"t{i} z" for i in range(1, 21)], []),  # 20 shown
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("layout", [compact, indented], ids=["compact", "indented"])
+@pytest.mark.parametrize(("before", "after", "what", "removed", "added"), GOLDEN)
+def test_merge_changes_match_the_hand_written_golden_values(
+    layout: Any, before: list[Any], after: list[Any], what: str, removed: Any, added: Any
+) -> None:
+    expected = Change(
+        "tokenizer.merges",
+        Severity.BEHAVIOR,
+        f"tokenizer.json: merges {what}; text tokenizes differently.",
+        PATH,
+        {"count": len(before), "removed": removed},
+        {"count": len(after), "added": added},
+    )
+    assert merges_bytes_changes(layout(before), layout(after), PATH) == [expected]
+    assert parsed(layout(before), layout(after)) == [expected]
 
 
 def test_id_ordered_vocabularies_are_compared_by_position() -> None:

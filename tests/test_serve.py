@@ -18,6 +18,7 @@ import httpx2
 import pytest
 from standardwebhooks import Webhook
 
+from hubwatch.models import MessageState
 from hubwatch.notify.signing import new_secret
 from hubwatch.store.sql import SqlStore
 from tests.support.gitrepo import CommitSpec, add_commits, make_repo
@@ -138,6 +139,8 @@ def test_killed_daemon_loses_no_webhook_and_each_event_arrives_once(tmp_path: Pa
                 lambda: len({r.headers["webhook-id"] for r in receiver.accepted()}) >= 3,
                 "every webhook",
             )
+            # Logged after the store records the delivery: the log below is complete.
+            wait_for(lambda: second.count("webhook_delivered") >= 3, "the deliveries recorded")
         finally:
             second.stop(signal.SIGTERM)
         assert second.count("daemon_stopping") == 1
@@ -145,11 +148,21 @@ def test_killed_daemon_loses_no_webhook_and_each_event_arrives_once(tmp_path: Pa
     store = SqlStore(f"sqlite:///{data / 'hubwatch.db'}")
     try:
         with_changes = [rc.revision.sha for rc in store.changes(REPO_ID)]
+        [subscription] = store.subscriptions()
+        attempts = store.deliveries(subscription.id)
     finally:
         store.close()
     hook = Webhook(secret)
+    # Every accepted request counted, not collapsed by webhook-id: a second delivery of an
+    # event the receiver already accepted is a duplicate.
+    ids = [r.headers["webhook-id"] for r in receiver.accepted()]
+    assert len(ids) == len(set(ids)), f"delivered more than once: {sorted(ids)}"
     by_id = {r.headers["webhook-id"]: hook.verify(r.body, r.headers) for r in receiver.accepted()}
-    # Every event exactly once by webhook-id: one id per revision with changes, none missing.
+    # Each event once: one id per revision with changes, none missing.
     assert sorted(p["data"]["sha"] for p in by_id.values()) == sorted(with_changes)
     assert len(with_changes) == 3  # two tracked before the kill, one polled after it
     assert len(receiver.requests) >= 4 + len(by_id)
+    # The delivery log agrees: one 2xx attempt per message, and every message is done.
+    accepted = [a.message_id for a in attempts if a.status_code and 200 <= a.status_code < 300]
+    assert sorted(accepted) == sorted(ids)
+    assert {a.state for a in attempts} == {MessageState.DELIVERED}

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -149,18 +151,47 @@ def test_a_second_worker_on_sqlite_is_refused_with_a_clear_error(tmp_path: Path)
     store.close()
 
 
-@pytest.mark.postgres
-def test_postgres_workers_claim_disjoint_repos(pg_url: str) -> None:
-    stores = [SqlStore(pg_url) for _ in range(3)]
+def _claim_all(store: SqlStore, owner: str, now: datetime, start: threading.Barrier) -> list[str]:
+    """One worker: claims batches of 3 until none is left, starting with the others."""
+    start.wait()
+    claimed: list[str] = []
+    while batch := store.claim_repos(owner, now, lease_s=60, limit=3):
+        claimed += [c.repo_id for c in batch]
+    return claimed
+
+
+def test_concurrent_workers_claim_each_repo_once(db_url: str) -> None:
+    """Six workers, each with its own store (engine and connections), claim at the same moment
+    from six threads, over several rounds: every woken repo is claimed by exactly one."""
+    stores = [SqlStore(db_url) for _ in range(6)]
     for store in stores:
         store.start()
-    _track(stores[0], *(f"org/m{i}" for i in range(30)))
-    stores[0].wake([f"org/m{i}" for i in range(30)], T0)
-    claimed = [
-        c.repo_id for n, store in enumerate(stores) for c in store.claim_repos(f"w{n}", T0, 60, 10)
-    ]
-    assert sorted(claimed) == sorted(f"org/m{i}" for i in range(30))
+    repos = [f"org/m{i}" for i in range(48)]
+    _track(stores[0], *repos)
+    try:
+        for round_ in range(4):
+            now = T0 + timedelta(hours=round_)  # the last round's 60 s leases have expired
+            stores[0].wake(repos, now)
+            start = threading.Barrier(len(stores))
+            with ThreadPoolExecutor(len(stores)) as pool:
+                futures = [
+                    pool.submit(_claim_all, store, f"w{n}", now, start)
+                    for n, store in enumerate(stores)
+                ]
+                claimed = [repo for future in futures for repo in future.result()]
+            assert sorted(claimed) == sorted(repos), f"round {round_}"
+    finally:
+        for store in stores:
+            store.close()
+
+
+@pytest.mark.postgres
+def test_postgres_has_no_single_worker_slot(pg_url: str) -> None:
+    stores = [SqlStore(pg_url) for _ in range(2)]
     for store in stores:
-        with store.worker_slot("any"):  # PostgreSQL: no single-worker slot
-            pass
+        store.start()
+    # PostgreSQL: no single-worker slot, two workers hold one at once
+    with stores[0].worker_slot("first"), stores[1].worker_slot("second"):
+        pass
+    for store in stores:
         store.close()

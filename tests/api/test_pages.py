@@ -18,6 +18,7 @@ from hubwatch.models import CommitSha
 from hubwatch.settings import Settings
 from hubwatch.store.sql import SqlStore
 from tests.support.asgi import InProcess
+from tests.support.require import REQUIRE_BROWSER, require
 from tests.support.served import SCRIPT, fill
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -104,16 +105,26 @@ def served(tmp_path: Path) -> Iterator[tuple[str, list[CommitSha]]]:
     store.close()
 
 
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
+@pytest.fixture
+def chromium() -> Path:
+    """Debian's chromium, or a skip (a failure where CI requires the browser)."""
+    if not CHROMIUM.exists():
+        require(REQUIRE_BROWSER, f"needs Debian's chromium at {CHROMIUM} (apt install chromium)")
+    return CHROMIUM
+
+
 def test_pages_render_in_headless_chromium(
-    served: tuple[str, list[CommitSha]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    chromium: Path,
+    served: tuple[str, list[CommitSha]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")  # never fetch a browser
     from playwright.sync_api import sync_playwright
 
     base, shas = served
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        browser = p.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1200, "height": 900})
             errors: list[str] = []

@@ -9,6 +9,7 @@ import pytest
 
 from hubwatch.estimator import count_params, estimate, read_model
 from tests.estimator.make_golden import GOLDEN, golden_configs
+from tests.support.require import REQUIRE_TRANSFORMERS, require
 
 EXPECTED: dict[str, int] = json.loads(GOLDEN.read_text())["parameters"]
 CONFIGS = golden_configs()
@@ -90,10 +91,10 @@ def test_unknown_architecture_is_reported_with_what_could_be_counted() -> None:
 
 
 @pytest.mark.live
-@pytest.mark.skipif(
-    importlib.util.find_spec("transformers") is None, reason="transformers is not installed"
-)
 def test_golden_file_matches_transformers_now() -> None:
+    if importlib.util.find_spec("transformers") is None:
+        # CI installs torch and transformers for `pytest -m live` and sets the switch there.
+        require(REQUIRE_TRANSFORMERS, "needs torch and transformers (the `live` comparison)")
     from tests.estimator.make_golden import live_counts
 
     assert live_counts() == {name: EXPECTED[name] for name in CONFIGS}
