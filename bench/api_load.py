@@ -81,6 +81,8 @@ def fill(url: str, revisions: int) -> None:
             changes.append(
                 {
                     "revision_pk": ids[f"{n:040x}"],
+                    "repo_pk": repo_pk,
+                    "committed_at": now - timedelta(minutes=revisions - n),
                     "base_sha": f"{n - 1:040x}",
                     "position": 0,
                     "kind": "config.changed",
@@ -93,8 +95,14 @@ def fill(url: str, revisions: int) -> None:
                     "detail": None,
                 }
             )
-        session.execute(insert(ChangeRow), changes)
+        for start in range(0, len(changes), batch):
+            session.execute(insert(ChangeRow), changes[start : start + batch])
         session.commit()
+    if url.startswith("postgresql"):
+        # what autovacuum does to a table this size in its first minute: planner statistics
+        # and the visibility map that index-only scans rely on
+        with store._engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            conn.exec_driver_sql("VACUUM ANALYZE")
     store.close()
 
 

@@ -71,7 +71,7 @@ class SqlRevisionStore(SqlBase, RevisionStore):
             rows = _file_rows(revision.id, snapshot, blobs)
             self._put_blobs(session, blobs)
             session.add_all(rows)
-            session.add_all(change_rows(revision.id, snapshot.base, 0, snapshot.changes))
+            session.add_all(change_rows(revision, snapshot.base, 0, snapshot.changes))
             try:
                 session.commit()
             except IntegrityError:  # the same revision committed by another worker meanwhile
