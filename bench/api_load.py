@@ -167,6 +167,7 @@ def main() -> None:
             middle = args.revisions // 2
             cases = [
                 ("baseline: constant /api/v1/ping", "/api/v1/ping"),
+                ("badge: status", f"/api/v1/badges/{REPO}/status"),
                 ("badge: latest revision", f"/api/v1/badges/{REPO}/latest"),
                 ("badge: breaking (30 days)", f"/api/v1/badges/{REPO}/breaking"),
                 (

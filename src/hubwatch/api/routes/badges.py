@@ -83,7 +83,7 @@ def badge(
 
 def _badge(store: Store, repo_id: str, kind: str, pinned: str | None, now: datetime) -> Badge:
     if kind == "status":  # whether hubwatch can follow the repo: active, degraded, gated…
-        state = store.get_repo(repo_id).state
+        state = store.repo_state(repo_id)
         return Badge(label="hubwatch", message=state.value, color=_STATE_COLOR[state])
     if kind == "breaking":
         count = store.change_counts(repo_id, since=now - timedelta(days=30))[Severity.BREAKING]

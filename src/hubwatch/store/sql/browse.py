@@ -8,11 +8,12 @@ from sqlalchemy import func
 from sqlalchemy import select as core_select
 from sqlmodel import col, select
 
-from hubwatch.errors import UnknownRevision
+from hubwatch.errors import NotTracked, UnknownRevision
 from hubwatch.models import (
     CommitSha,
     FeedItem,
     HistoryPage,
+    RepoState,
     RevisionChanges,
     Severity,
     StoredRevision,
@@ -20,6 +21,7 @@ from hubwatch.models import (
 from hubwatch.store.browse import BrowseStore
 from hubwatch.store.sql.base import (
     CHANGE,
+    REPO,
     REVISION,
     REVISION_COLUMNS,
     SqlBase,
@@ -32,6 +34,15 @@ from hubwatch.store.sql.tables import ChangeRow, RepoRow, RevisionRow
 
 class SqlBrowseStore(SqlBase, BrowseStore):
     """Paged history, change counts and recent changes, each in one or two indexed queries."""
+
+    def repo_state(self, repo_id: str) -> RepoState:
+        with self._reading() as connection:
+            state = connection.execute(
+                core_select(REPO.c.state).where(REPO.c.repo_id == repo_id)
+            ).scalar_one_or_none()
+        if state is None:
+            raise NotTracked(f"{repo_id} is not tracked")
+        return RepoState(state)
 
     def history_page(
         self, repo_id: str, *, before: int | None = None, limit: int = 50
