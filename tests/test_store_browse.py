@@ -5,11 +5,13 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from sqlalchemy import text
 
 from hubwatch.errors import NotTracked, UnknownRevision, UnknownSubscription
-from hubwatch.models import CommitSha, MessageState, OutboxMessage, Severity
-from hubwatch.store.sql import SqlStore
-from tests.support.served import REPO, fill
+from hubwatch.models import Change, CommitSha, MessageState, OutboxMessage, RepoState, Severity
+from hubwatch.store.sql import SqlStore, make_engine
+from hubwatch.store.sql.migrate import upgrade
+from tests.support.served import OTHER, REPO, fill
 from tests.test_store import sha
 
 
@@ -41,6 +43,12 @@ def test_latest_and_one_revisions_changes(filled: SqlStore) -> None:
         filled.latest_revision("org/none")
 
 
+def test_repo_state_alone(filled: SqlStore) -> None:
+    assert filled.repo_state(REPO.repo_id) is RepoState.ACTIVE
+    with pytest.raises(NotTracked):
+        filled.repo_state("org/none")
+
+
 def test_change_counts_by_severity(filled: SqlStore) -> None:
     counts = filled.change_counts(REPO.repo_id)
     assert (counts[Severity.BREAKING], counts[Severity.BEHAVIOR], counts[Severity.INFO]) == (
@@ -54,6 +62,59 @@ def test_change_counts_by_severity(filled: SqlStore) -> None:
     assert sum(recent.values()) == 1  # only the newest revision is that recent
     with pytest.raises(UnknownRevision):
         filled.change_counts(REPO.repo_id, after=CommitSha("f" * 40))
+
+
+def test_change_counts_include_replaced_changes_and_only_this_repos(filled: SqlStore) -> None:
+    breaking = Change("advisories.changed", Severity.BREAKING, "a new advisory", None)
+    filled.replace_changes(REPO.repo_id, sha(3), "advisories.changed", [breaking])
+    after = filled.change_counts(REPO.repo_id, after=sha(2))
+    assert (after[Severity.BREAKING], sum(after.values())) == (1, 2)
+    recent = filled.change_counts(REPO.repo_id, since=datetime.now(UTC) - timedelta(hours=36))
+    assert recent[Severity.BREAKING] == 1
+    assert sum(filled.change_counts(OTHER.repo_id).values()) == 0
+
+
+def test_migration_0008_gives_stored_changes_their_repo_and_date(db_url: str) -> None:
+    engine = make_engine(db_url)
+    try:
+        upgrade(engine, "0007")
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO repo (repo_id, source, branch, state, added_at)"
+                    " VALUES ('org/old', 'hub', 'main', 'active', CURRENT_TIMESTAMP)"
+                )
+            )
+            for n, when in ((1, "2026-01-01 00:00:00"), (2, "2026-06-01 00:00:00")):
+                conn.execute(
+                    text(
+                        "INSERT INTO revision (repo_pk, sha, parents, committed_at, authors,"
+                        " title, message, changed, reachable, recorded_at)"
+                        " SELECT id, :sha, '[]', :at, '[]', 't', '', '[]', true, :at"
+                        " FROM repo WHERE repo_id = 'org/old'"
+                    ),
+                    {"sha": sha(n), "at": when},
+                )
+                conn.execute(
+                    text(
+                        "INSERT INTO change (revision_pk, position, kind, severity, rank, summary)"
+                        " SELECT id, 0, 'config.changed', 'breaking', 3, 's' FROM revision"
+                        " WHERE sha = :sha"
+                    ),
+                    {"sha": sha(n)},
+                )
+        upgrade(engine)
+    finally:
+        engine.dispose()
+    store = SqlStore(db_url)
+    store.start()
+    try:
+        assert store.change_counts("org/old", after=sha(1))[Severity.BREAKING] == 1
+        since = datetime(2026, 3, 1, tzinfo=UTC)
+        assert store.change_counts("org/old", since=since)[Severity.BREAKING] == 1
+        assert store.change_counts("org/old")[Severity.BREAKING] == 2
+    finally:
+        store.close()
 
 
 def test_recent_changes_by_repo_org_and_all(filled: SqlStore) -> None:

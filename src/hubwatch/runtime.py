@@ -20,7 +20,7 @@ from hubwatch.sources.git import GitSource
 from hubwatch.sources.hub import HubSource
 from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.base import Store
-from hubwatch.store.sql import SqlStore
+from hubwatch.store.sql import open_store as open_store  # beside SqlStore: CLI reads skip this
 from hubwatch.tracker.attach import AdvisoryAttached, AdvisoryAttacher
 from hubwatch.tracker.poll import Tracker
 from hubwatch.tracker.snapshot import Limits
@@ -41,15 +41,6 @@ class Runtime:
     differs: Mapping[str, Differ] | None = None
     """The differs the tracker runs (built-ins and plugins), so the API compares with the same
     ones without scanning the entry points again; None: not loaded here."""
-
-
-def open_store(settings: Settings) -> Store:
-    """A started store (migrations applied) for the configured database."""
-    if settings.database_url is None:
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
-    store = SqlStore(settings.resolved_database_url())
-    store.start()
-    return store
 
 
 def advisory_service(settings: Settings) -> AdvisoryService | None:

@@ -1,4 +1,8 @@
-"""What every route depends on: the store, the settings, and the bearer-token checks."""
+"""What every route depends on: the store, the settings, and the bearer-token checks.
+
+Each is `async def`: none does I/O, and FastAPI runs a sync dependency in the thread pool, a
+hop per dependency per request (issue 15).
+"""
 
 from __future__ import annotations
 
@@ -18,17 +22,17 @@ _bearer = HTTPBearer(auto_error=False, description="HUBWATCH_API_TOKEN")
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 
 
-def get_store(request: Request) -> Store:
+async def get_store(request: Request) -> Store:
     store: Store = request.app.state.store
     return store
 
 
-def get_settings(request: Request) -> Settings:
+async def get_settings(request: Request) -> Settings:
     settings: Settings = request.app.state.settings
     return settings
 
 
-def get_differs(request: Request) -> Mapping[str, Differ]:
+async def get_differs(request: Request) -> Mapping[str, Differ]:
     differs: Mapping[str, Differ] = request.app.state.differs
     return differs
 
@@ -49,12 +53,12 @@ def _check(settings: Settings, credentials: HTTPAuthorizationCredentials | None)
         )
 
 
-def require_writer(settings: SettingsDep, credentials: Credentials) -> None:
+async def require_writer(settings: SettingsDep, credentials: Credentials) -> None:
     """Writes need the bearer token, compared in constant time."""
     _check(settings, credentials)
 
 
-def require_reader(settings: SettingsDep, credentials: Credentials) -> None:
+async def require_reader(settings: SettingsDep, credentials: Credentials) -> None:
     """Reads are public unless HUBWATCH_API_PUBLIC_READS is false."""
     if not settings.api_public_reads:
         _check(settings, credentials)

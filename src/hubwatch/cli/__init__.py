@@ -5,9 +5,14 @@ Each module here registers its commands on the one typer app in `base`.
 
 from __future__ import annotations
 
+import gc
 import sys
 
-from hubwatch.cli import (  # noqa: F401 - register their commands
+# Importing the commands makes long-lived objects only: collections during it are pure cost.
+_gc_was_enabled = gc.isenabled()
+gc.disable()
+
+from hubwatch.cli import (  # noqa: E402, F401 - register their commands
     changes,
     estimate,
     osv,
@@ -17,14 +22,18 @@ from hubwatch.cli import (  # noqa: F401 - register their commands
     tracking,
     worker,
 )
-from hubwatch.cli.base import (
+from hubwatch.cli.base import (  # noqa: E402
     EXIT_AUTH,
     EXIT_ERROR,
     EXIT_NOT_FOUND,
     EXIT_UNREACHABLE,
     EXIT_USAGE,
     app,
+    freeze_after_loading,
 )
+
+if _gc_was_enabled:
+    gc.enable()
 
 __all__ = [
     "EXIT_AUTH",
@@ -39,6 +48,10 @@ __all__ = [
 
 def main() -> None:
     """Console-script entry point."""
+    # NOTE: what is imported by now lives as long as the process: frozen, no collection walks it
+    # again (the one at exit included); commands freeze what they import on demand too.
+    freeze_after_loading()
+    gc.freeze()
     try:
         app(prog_name="hubwatch")
     except KeyboardInterrupt:

@@ -15,18 +15,15 @@ from hubwatch.cli.base import (
     SeverityOption,
     app,
     exit_on_error,
+    loading,
     out,
     print_json,
     settings,
     shown,
     stored,
 )
-from hubwatch.diff.events import event_change
-from hubwatch.diff.plugins import load_differs
-from hubwatch.diff.policy import table as policy_table
 from hubwatch.models import Change, RepoEvent, RevisionChanges, Severity
 from hubwatch.models.timestamps import to_minute
-from hubwatch.tracker.compare import diff_stored
 
 _STYLE = {
     Severity.BREAKING: "bold red",
@@ -59,6 +56,8 @@ def _changes_table(rows: Iterable[tuple[str | None, Change]]) -> Padding:
 
 def _explain() -> None:
     """The severity policy, one row per (kind, condition)."""
+    with loading():
+        from hubwatch.diff.policy import table as policy_table
     grid = Table("kind", "condition", "severity", "reason")
     for column in grid.columns:
         column.overflow = "fold"
@@ -109,6 +108,8 @@ def changes(
         return
     if repo_id is None:
         raise typer.BadParameter("ORG/NAME is needed (or --explain)", param_hint="ORG/NAME")
+    with loading():
+        from hubwatch.diff.events import event_change
     with stored(repo_id) as store:
         recorded = store.changes(repo_id, since=since, min_severity=severity)
         start = store.revision(repo_id, since).date if since else None
@@ -145,6 +146,9 @@ def diff(
     as_json: JsonOption = False,
 ) -> None:
     """Compare any two stored revisions (not only neighbours) and show what changed."""
+    with loading():
+        from hubwatch.diff.plugins import load_differs
+        from hubwatch.tracker.compare import diff_stored
     with stored(repo_id) as store:
         a, b = store.revision(repo_id, rev_a), store.revision(repo_id, rev_b)
         found = diff_stored(store, repo_id, a.sha, b.sha, load_differs(settings()))

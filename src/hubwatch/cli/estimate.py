@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.table import Table
@@ -13,6 +13,7 @@ from hubwatch.cli.base import (
     EXIT_USAGE,
     err,
     exit_on_error,
+    loading,
     out,
     print_json,
     shown,
@@ -20,9 +21,10 @@ from hubwatch.cli.base import (
 )
 from hubwatch.cli.base import app as _app
 from hubwatch.errors import InvalidRepoId
-from hubwatch.estimator import CannotEstimate, Estimate, Job, Memory, Sizing, estimate_json, size
 from hubwatch.models import ReadStatus
-from hubwatch.parsing.json import loads_bounded
+
+if TYPE_CHECKING:
+    from hubwatch.estimator import Estimate, Memory, Sizing
 
 MAX_CONFIG_BYTES = 32 * 1024 * 1024
 
@@ -54,6 +56,9 @@ def estimate(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
     """Estimate parameters, serving and training memory, largest batch per card, and cost."""
+    with loading():
+        from hubwatch.estimator import CannotEstimate, Job, estimate_json, size
+        from hubwatch.parsing.json import loads_bounded
     with exit_on_error():
         raw, headers, source = _load(target, config)
     stored = estimate_json(raw, headers)
@@ -99,6 +104,8 @@ def _load(target: str | None, config: Path | None) -> tuple[bytes, dict[str, byt
         except OSError as exc:
             raise InvalidRepoId(f"cannot read {config}: {exc.strerror}") from None
     assert target is not None
+    from hubwatch.estimator import CannotEstimate  # imported already by `estimate`
+
     repo_id, _, rev = target.partition("@")
     try:
         with stored(repo_id) as store:

@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from hubwatch.advisories.publish import export, publish
 from hubwatch.cli.base import (
     JsonOption,
     RepoArg,
@@ -16,6 +15,7 @@ from hubwatch.cli.base import (
     app,
     err,
     exit_on_error,
+    loading,
     out,
     print_json,
     settings,
@@ -23,9 +23,6 @@ from hubwatch.cli.base import (
     stored,
 )
 from hubwatch.models.timestamps import to_minute
-from hubwatch.runtime import download_advisories, open_store, recheck_advisories
-from hubwatch.settings import AdvisoryServiceKind
-from hubwatch.tracker.attach import StoreChangeFeed
 
 osv_app = typer.Typer(
     help="Known advisories (OSV) of each revision, and our changes as OSV records.",
@@ -43,6 +40,9 @@ def sync(
 ) -> None:
     """Refresh the local OSV database, then re-check every stored revision against it."""
     cfg = settings()
+    with loading():
+        from hubwatch.runtime import download_advisories, recheck_advisories
+        from hubwatch.settings import AdvisoryServiceKind
     if cfg.advisory_service is AdvisoryServiceKind.OFF:
         err.print("advisories are off (HUBWATCH_ADVISORY_SERVICE=off): nothing to do")
         return
@@ -112,10 +112,10 @@ def export_records(
 ) -> None:
     """Write every published change (behavior or above) as an OSV record, one file per record."""
     cfg = settings()
-    store = open_store(cfg)
-    try:
+    with loading():
+        from hubwatch.advisories.publish import export, publish
+        from hubwatch.tracker.attach import StoreChangeFeed
+    with stored() as store:
         records = publish(StoreChangeFeed(store, cfg.hf_endpoint).changes(), store)
-    finally:
-        store.close()
     written = export(records, directory)
     err.print(f"{len(written)} OSV record(s) written to {shown(str(directory))}")

@@ -13,12 +13,12 @@ from hubwatch.cli.base import (
     RepoArg,
     app,
     exit_on_error,
+    loading,
     out,
     settings,
     shown,
     stored,
 )
-from hubwatch.runtime import runtime
 
 
 @app.command()
@@ -28,9 +28,10 @@ def serve(
     port: Annotated[int | None, typer.Option(help="Listen port [HUBWATCH_API_PORT].")] = None,
 ) -> None:
     """Serve the API, pages, feeds and badges, poll every poll interval, deliver webhooks."""
-    from hubwatch.server import serve as run
-
     cfg = settings()
+    with loading():
+        from hubwatch.runtime import runtime
+        from hubwatch.server import serve as run
     with runtime(cfg) as rt:
         run(rt, host or cfg.api_host, cfg.api_port if port is None else port)
 
@@ -49,8 +50,8 @@ def badge(
     as_json: JsonOption = False,
 ) -> None:
     """Print a repo's badge (the shields.io endpoint JSON with --json)."""
-    from hubwatch.api import badge as make_badge
-
+    with loading():
+        from hubwatch.api import badge as make_badge
     with stored() as store:  # the id is not checked first: a bad one is an error badge
         made = make_badge(store, repo_id, kind, pinned)
     if as_json:

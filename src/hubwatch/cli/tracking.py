@@ -18,6 +18,7 @@ from hubwatch.cli.base import (
     db_app,
     err,
     exit_on_error,
+    loading,
     out,
     print_json,
     settings,
@@ -35,7 +36,6 @@ from hubwatch.models import (
     validate_repo_id,
 )
 from hubwatch.models.timestamps import to_minute
-from hubwatch.runtime import open_store, runtime
 
 
 @app.command()
@@ -69,6 +69,9 @@ def track(
             description=f"{shown(repo_id)} {shown(commit.sha[:10])}",
         )
 
+    cfg = settings()
+    with loading():
+        from hubwatch.runtime import runtime
     try:
         with runtime(cfg) as rt:
             result = rt.tracker.track(ref, advance)
@@ -127,9 +130,10 @@ def poll(
     once: Annotated[bool, typer.Option("--once", help="Poll every repo once, then exit.")] = False,
 ) -> None:
     """Poll the tracked repos for new revisions: once, or as a daemon every poll interval."""
-    from hubwatch.daemon import run_forever
-
     cfg = settings()
+    with loading():
+        from hubwatch.daemon import run_forever
+        from hubwatch.runtime import runtime
     with runtime(cfg) as rt:
         if not once:
             run_forever(rt)
@@ -226,7 +230,8 @@ def show(
 @exit_on_error()
 def db_upgrade() -> None:
     """Apply pending migrations (also done automatically on every start)."""
-    open_store(settings()).close()
+    with stored():
+        pass
     err.print("database is up to date")
 
 

@@ -6,8 +6,7 @@ from typing import Annotated
 
 import typer
 
-from hubwatch.cli.base import app, exit_on_error, settings
-from hubwatch.runtime import runtime
+from hubwatch.cli.base import app, exit_on_error, loading, settings
 
 
 @app.command()
@@ -22,7 +21,9 @@ def worker(
     ] = None,
 ) -> None:
     """Run a worker (no API) that finds changes and polls; several share one PostgreSQL."""
-    from hubwatch.daemon import run_forever
-
-    with runtime(settings()) as rt:
+    cfg = settings()
+    with loading():
+        from hubwatch.daemon import run_forever
+        from hubwatch.runtime import runtime
+    with runtime(cfg) as rt:
         run_forever(rt, owner=worker_id, metrics_port=metrics_port)

@@ -9,6 +9,7 @@ from hubwatch.models import (
     CommitSha,
     FeedItem,
     HistoryPage,
+    RepoState,
     RevisionChanges,
     Severity,
     StoredRevision,
@@ -17,6 +18,10 @@ from hubwatch.models import (
 
 class BrowseStore(ABC):
     """Paged and aggregated reads; every method is one or two indexed queries."""
+
+    @abstractmethod
+    def repo_state(self, repo_id: str) -> RepoState:
+        """The repo's polling state alone (a status badge: no count of its revisions)."""
 
     @abstractmethod
     def history_page(

@@ -84,9 +84,8 @@ def badge(
 
 def _badge(store: Store, repo_id: str, kind: str, pinned: str | None, now: datetime) -> Badge:
     if kind == "status":  # whether hubwatch can follow the repo: active, degraded, gated…
-        state = store.get_repo(repo_id).state
+        state = store.repo_state(repo_id)
         return Badge(label="hubwatch", message=state.value, color=_STATE_COLOR[state])
-    latest = store.latest_revision(repo_id)
     if kind == "breaking":
         count = store.change_counts(repo_id, since=now - timedelta(days=30))[Severity.BREAKING]
         return Badge(
@@ -108,6 +107,7 @@ def _badge(store: Store, repo_id: str, kind: str, pinned: str | None, now: datet
             message=str(count),
             color="brightgreen" if count == 0 else "red" if breaking else "orange",
         )
+    latest = store.latest_revision(repo_id)  # the remaining kinds describe it
     if latest is None:
         return error_badge("hubwatch", "no revisions yet")
     if kind == "latest":

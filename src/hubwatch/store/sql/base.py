@@ -7,9 +7,10 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, overload
 
-from sqlalchemy import event
+from sqlalchemy import Table, event
+from sqlalchemy import select as core_select
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine, Row
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlmodel import Session, SQLModel, col, create_engine, select
 
@@ -24,6 +25,26 @@ from hubwatch.models import (
 )
 from hubwatch.store.sql.blobcache import BlobCache
 from hubwatch.store.sql.tables import ChangeRow, EventRow, RepoRow, RevisionRow
+
+REPO: Table = RepoRow.__table__  # type: ignore[attr-defined]
+REVISION: Table = RevisionRow.__table__  # type: ignore[attr-defined]
+CHANGE: Table = ChangeRow.__table__  # type: ignore[attr-defined]
+REVISION_COLUMNS = tuple(
+    REVISION.c[name]
+    for name in (
+        "id",
+        "sha",
+        "parents",
+        "committed_at",
+        "authors",
+        "title",
+        "message",
+        "changed",
+        "reachable",
+        "card",
+    )
+)
+"""What `as_revision` reads, for Core selects of revisions."""
 
 
 def make_engine(url: str) -> Engine:
@@ -72,6 +93,24 @@ class SqlBase:
             except OperationalError as exc:
                 session.rollback()
                 raise StoreError(f"database error: {exc.orig}") from None
+
+    @contextmanager
+    def _reading(self) -> Iterator[Connection]:
+        """A plain connection for Core reads (no ORM session: rows need no identity map)."""
+        try:
+            with self._engine.connect() as connection:
+                yield connection
+        except OperationalError as exc:
+            raise StoreError(f"database error: {exc.orig}") from None
+
+    def _repo_pk(self, connection: Connection, repo_id: str) -> int:
+        """The tracked repo's key; NotTracked if there is none."""
+        pk = connection.execute(
+            core_select(REPO.c.id).where(REPO.c.repo_id == repo_id)
+        ).scalar_one_or_none()
+        if pk is None:
+            raise NotTracked(f"{repo_id} is not tracked")
+        return int(pk)
 
     def _insert(self, table: type[SQLModel]) -> postgresql.Insert | sqlite.Insert:
         """An INSERT of this dialect, which has ON CONFLICT DO NOTHING (the generic one has not)."""
@@ -148,8 +187,9 @@ def as_change(row: ChangeRow) -> Change:
     )
 
 
-def as_revision(repo_id: str, row: RevisionRow) -> StoredRevision:
-    """A stored revision row as the store returns it."""
+def as_revision(repo_id: str, row: RevisionRow | Row[Any]) -> StoredRevision:
+    """A stored revision row (ORM, or a Core row of the REVISION_COLUMNS) as the store returns
+    it."""
     return StoredRevision(
         repo_id=repo_id,
         sha=CommitSha(row.sha),

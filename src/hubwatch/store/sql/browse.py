@@ -5,51 +5,74 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import func
+from sqlalchemy import select as core_select
 from sqlmodel import col, select
 
+from hubwatch.errors import NotTracked, UnknownRevision
 from hubwatch.models import (
     CommitSha,
     FeedItem,
     HistoryPage,
+    RepoState,
     RevisionChanges,
     Severity,
     StoredRevision,
 )
 from hubwatch.store.browse import BrowseStore
-from hubwatch.store.sql.base import SqlBase, as_change, as_revision, utc
+from hubwatch.store.sql.base import (
+    CHANGE,
+    REPO,
+    REVISION,
+    REVISION_COLUMNS,
+    SqlBase,
+    as_change,
+    as_revision,
+    utc,
+)
 from hubwatch.store.sql.tables import ChangeRow, RepoRow, RevisionRow
 
 
 class SqlBrowseStore(SqlBase, BrowseStore):
     """Paged history, change counts and recent changes, each in one or two indexed queries."""
 
+    def repo_state(self, repo_id: str) -> RepoState:
+        with self._reading() as connection:
+            state = connection.execute(
+                core_select(REPO.c.state).where(REPO.c.repo_id == repo_id)
+            ).scalar_one_or_none()
+        if state is None:
+            raise NotTracked(f"{repo_id} is not tracked")
+        return RepoState(state)
+
     def history_page(
         self, repo_id: str, *, before: int | None = None, limit: int = 50
     ) -> HistoryPage:
-        with self._session() as session:
-            repo = self._repo_row(session, repo_id)
-            query = select(RevisionRow).where(RevisionRow.repo_pk == repo.id)
+        # NOTE: Core, not ORM rows: a page is read-only and the ORM doubled its cost (issue 15).
+        with self._reading() as connection:
+            repo_pk = self._repo_pk(connection, repo_id)
+            query = core_select(*REVISION_COLUMNS).where(REVISION.c.repo_pk == repo_pk)
             if before is not None:
-                query = query.where(col(RevisionRow.id) < before)
-            rows = session.exec(query.order_by(col(RevisionRow.id).desc()).limit(limit + 1)).all()
-            more = len(rows) > limit
-            rows = rows[:limit]
-            return HistoryPage(
-                tuple(as_revision(repo_id, row) for row in rows),
-                (rows[-1].id if more else None),
-                tuple(row.id or 0 for row in rows),
-            )
+                query = query.where(REVISION.c.id < before)
+            query = query.order_by(REVISION.c.id.desc()).limit(limit + 1)
+            rows = connection.execute(query).all()
+        more = len(rows) > limit
+        rows = rows[:limit]
+        return HistoryPage(
+            tuple(as_revision(repo_id, row) for row in rows),
+            (rows[-1].id if more else None),
+            tuple(row.id for row in rows),
+        )
 
     def latest_revision(self, repo_id: str) -> StoredRevision | None:
-        with self._session() as session:
-            repo = self._repo_row(session, repo_id)
-            row = session.exec(
-                select(RevisionRow)
-                .where(RevisionRow.repo_pk == repo.id, col(RevisionRow.reachable).is_(True))
-                .order_by(col(RevisionRow.id).desc())
+        with self._reading() as connection:
+            repo_pk = self._repo_pk(connection, repo_id)
+            row = connection.execute(
+                core_select(*REVISION_COLUMNS)
+                .where(REVISION.c.repo_pk == repo_pk, REVISION.c.reachable.is_(True))
+                .order_by(REVISION.c.id.desc())
                 .limit(1)
             ).first()
-            return as_revision(repo_id, row) if row else None
+        return as_revision(repo_id, row) if row else None
 
     def revision_changes(self, repo_id: str, sha: CommitSha) -> RevisionChanges:
         with self._session() as session:
@@ -70,24 +93,30 @@ class SqlBrowseStore(SqlBase, BrowseStore):
     def change_counts(
         self, repo_id: str, *, after: CommitSha | None = None, since: datetime | None = None
     ) -> dict[Severity, int]:
-        with self._session() as session:
-            repo = self._repo_row(session, repo_id)
+        # Changes carry their repo and commit date (migration 0008): with `after`, a range scan
+        # of ix_change_repo_revision, with `since` of ix_change_repo_committed; no revision walk.
+        with self._reading() as connection:
+            repo_pk = self._repo_pk(connection, repo_id)
             query = (
-                select(ChangeRow.severity, func.count())
-                .select_from(ChangeRow)
-                .join(RevisionRow, col(RevisionRow.id) == col(ChangeRow.revision_pk))
-                .where(RevisionRow.repo_pk == repo.id)
-                .group_by(col(ChangeRow.severity))
+                core_select(CHANGE.c.severity, func.count())
+                .where(CHANGE.c.repo_pk == repo_pk)
+                .group_by(CHANGE.c.severity)
             )
             if after is not None:
-                pinned = self._revision_pk(session, repo, after)
-                query = query.where(col(RevisionRow.id) > pinned)
+                pinned = connection.execute(
+                    core_select(REVISION.c.id).where(
+                        REVISION.c.repo_pk == repo_pk, REVISION.c.sha == after
+                    )
+                ).scalar_one_or_none()
+                if pinned is None:
+                    raise UnknownRevision(f"{repo_id} has no stored revision {after}")
+                query = query.where(CHANGE.c.revision_pk > pinned)
             if since is not None:
-                query = query.where(col(RevisionRow.committed_at) >= since)
+                query = query.where(CHANGE.c.committed_at >= since)
             counts = dict.fromkeys(Severity, 0)
-            for severity, count in session.exec(query).all():
+            for severity, count in connection.execute(query).all():
                 counts[Severity(severity)] = int(count)
-            return counts
+        return counts
 
     def recent_changes(
         self, *, repo_id: str | None = None, org: str | None = None, limit: int = 50

@@ -65,17 +65,20 @@ class SqlChangeStore(SqlBase, ChangeStore):
             ).one()
             base = revision.parents[0] if revision.parents else None
             start = 0 if last is None else int(last) + 1
-            session.add_all(change_rows(revision.id, base, start, changes))
+            session.add_all(change_rows(revision, base, start, changes))
             session.commit()
 
 
 def change_rows(
-    revision_pk: int, base: str | None, start: int, changes: Sequence[Change]
+    revision: RevisionRow, base: str | None, start: int, changes: Sequence[Change]
 ) -> list[ChangeRow]:
-    """Rows for `changes`, numbered from `start` in the order given."""
+    """Rows for `changes` of the stored `revision`, numbered from `start` in the order given."""
+    assert revision.id is not None  # flushed: the rows point at it
     return [
         ChangeRow(
-            revision_pk=revision_pk,
+            revision_pk=revision.id,
+            repo_pk=revision.repo_pk,
+            committed_at=revision.committed_at,
             base_sha=base,
             position=start + i,
             kind=change.kind[:64],

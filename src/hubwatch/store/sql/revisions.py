@@ -82,7 +82,7 @@ class SqlRevisionStore(SqlBase, RevisionStore):
             self._put_blobs(session, blobs)
             if rows:  # one executemany (the ORM would split it by which columns are None)
                 session.connection().execute(insert(FILES), rows)
-            session.add_all(change_rows(revision.id, snapshot.base, 0, snapshot.changes))
+            session.add_all(change_rows(revision, snapshot.base, 0, snapshot.changes))
             try:
                 session.commit()
             except IntegrityError:  # the same revision committed by another worker meanwhile

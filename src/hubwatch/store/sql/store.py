@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy.exc import OperationalError
 
 from hubwatch.errors import StoreError
+from hubwatch.settings import Settings
 from hubwatch.store.base import Store
 from hubwatch.store.sql.advisories import SqlAdvisoryStore
 from hubwatch.store.sql.browse import SqlBrowseStore
@@ -42,3 +43,12 @@ class SqlStore(
 
     def close(self) -> None:
         self._engine.dispose()
+
+
+def open_store(settings: Settings) -> SqlStore:
+    """A started store (migrations applied) for the configured database."""
+    if settings.database_url is None:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+    store = SqlStore(settings.resolved_database_url())
+    store.start()
+    return store

@@ -175,9 +175,18 @@ class ChangeRow(SQLModel, table=True):
     """One classified change a revision brought, against the revision it was compared with."""
 
     __tablename__ = "change"
+    # NOTE: a badge's count is a range scan of one of these over the changes it counts.
+    __table_args__ = (
+        Index("ix_change_repo_revision", "repo_pk", "revision_pk", "severity"),
+        Index("ix_change_repo_committed", "repo_pk", "committed_at", "severity"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     revision_pk: int = Field(foreign_key="revision.id", ondelete="CASCADE", index=True)
+    repo_pk: int
+    """The revision's repo, copied so that counts need no join."""
+    committed_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
+    """The revision's commit date, copied so that counts need no join."""
     base_sha: str | None = Field(default=None, max_length=64)
     position: int
     kind: str = Field(max_length=64)
