@@ -6,6 +6,7 @@ A new family is a `Family` record in a module here (or anywhere) and one line in
 from __future__ import annotations
 
 from hubwatch.estimator.families.decoder import Decoder, Moe
+from hubwatch.estimator.families.dense import DENSE
 from hubwatch.estimator.families.drafters import DFLASH_DRAFTER
 from hubwatch.estimator.families.encoders import BERT
 from hubwatch.estimator.families.moe import DEEPSEEK_V3, MIXTRAL, QWEN2_MOE, QWEN3_MOE
@@ -43,6 +44,7 @@ BUILTINS: tuple[Family, ...] = (
     LLAVA,
     QWEN3_ASR,
     DFLASH_DRAFTER,
+    *DENSE,
 )
 """Every family hubwatch counts out of the box, in registration order."""
 

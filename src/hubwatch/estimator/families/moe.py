@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hubwatch.estimator.config import Reader
-from hubwatch.estimator.families.decoder import Decoder, Moe, all_full
+from hubwatch.estimator.families.decoder import Decoder, Moe, all_full, qwen2_biases
 from hubwatch.estimator.families.text import qwen_windows
 from hubwatch.estimator.registry import Built, Family
 from hubwatch.estimator.structure import KvKind, Layer, Param, Tower, linear, plain
@@ -91,7 +91,7 @@ QWEN2_MOE = Family(
         "decoder_sparse_step": 1,
         "mlp_only_layers": [],
     },
-    Decoder(qwen2_bias=True, layer_types=_qwen2_moe_windows, experts=_qwen2_moe_experts),
+    Decoder(biases=qwen2_biases, layer_types=_qwen2_moe_windows, experts=_qwen2_moe_experts),
 )
 
 QWEN3_MOE = Family(

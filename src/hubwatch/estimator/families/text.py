@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hubwatch.estimator.config import CannotEstimate, Reader
-from hubwatch.estimator.families.decoder import Decoder, all_full
+from hubwatch.estimator.families.decoder import Decoder, all_full, qwen2_biases
 from hubwatch.estimator.registry import Built, Family
 from hubwatch.estimator.structure import KvKind, Layer, Tower, linear, plain
 
@@ -22,7 +22,7 @@ def qwen_windows(r: Reader, layers: int) -> list[str]:
 
 def _mistral_windows(r: Reader, layers: int) -> list[str]:
     """Mistral: every layer slides when the config sets a sliding_window."""
-    if r.opt_integer("sliding_window", limit="context"):
+    if r.window():
         return ["sliding_attention"] * layers
     return all_full(r, layers)
 
@@ -91,7 +91,7 @@ QWEN2 = Family(
         "sliding_window": 4096,
         "max_window_layers": 28,
     },
-    Decoder(qwen2_bias=True, layer_types=qwen_windows),
+    Decoder(biases=qwen2_biases, layer_types=qwen_windows),
 )
 
 QWEN3 = Family(
@@ -184,7 +184,7 @@ PHI3 = Family(
         "max_position_embeddings": 4096,
         "tie_word_embeddings": False,
     },
-    Decoder(fused=True),
+    Decoder(fused_qkv=True, mlp="fused"),
 )
 
 OLMO2 = Family(
