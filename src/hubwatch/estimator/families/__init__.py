@@ -11,6 +11,7 @@ from hubwatch.estimator.families.drafters import DFLASH_DRAFTER
 from hubwatch.estimator.families.encoders import BERT
 from hubwatch.estimator.families.moe import DEEPSEEK_V3, MIXTRAL, QWEN2_MOE, QWEN3_MOE
 from hubwatch.estimator.families.multimodal import LLAVA, QWEN3_ASR
+from hubwatch.estimator.families.sparse import SPARSE
 from hubwatch.estimator.families.text import (
     GEMMA,
     GEMMA2,
@@ -45,6 +46,7 @@ BUILTINS: tuple[Family, ...] = (
     QWEN3_ASR,
     DFLASH_DRAFTER,
     *DENSE,
+    *SPARSE,
 )
 """Every family hubwatch counts out of the box, in registration order."""
 

@@ -27,23 +27,26 @@ class Moe:
     """A gate on the shared expert's output (qwen2_moe)."""
     shared_name: str = "shared_expert"
     """Module name of the shared expert (deepseek_v3 says `shared_experts`)."""
+    router_bias: bool = False
+    """A bias on the router (gpt_oss)."""
+    expert_bias: bool = False
+    """Biases on the experts' projections (gpt_oss)."""
+    score_bias: bool = False
+    """A learned per-expert score correction held as a parameter (ernie4_5_moe)."""
 
     def params(self, hidden: int) -> list[Param]:
         """Router, routed experts and shared expert of one sparse layer."""
         e, k, size = self.experts, self.top_k, self.size
+        bias = self.expert_bias
         out = [
-            linear("mlp.gate", hidden, e, bias=False, kind="router"),
+            linear("mlp.gate", hidden, e, bias=self.router_bias, kind="router"),
             linear(
-                "mlp.experts.gate_up",
-                hidden,
-                2 * size,
-                bias=False,
-                kind="experts",
-                copies=e,
-                used=k,
+                "mlp.experts.gate_up", hidden, 2 * size, bias=bias, kind="experts", copies=e, used=k
             ),
-            linear("mlp.experts.down", size, hidden, bias=False, kind="experts", copies=e, used=k),
+            linear("mlp.experts.down", size, hidden, bias=bias, kind="experts", copies=e, used=k),
         ]
+        if self.score_bias:
+            out.append(plain("mlp.gate.e_score_correction_bias", e, "router"))
         if self.shared:
             name = f"mlp.{self.shared_name}"
             out += [
@@ -126,6 +129,10 @@ class Decoder:
     """Scalar parameters per layer (apertus's xIELU activation keeps two)."""
     head_bias: bool = False
     """A bias on the LM head (phi)."""
+    sinks: bool = False
+    """A learned attention-sink logit per head in each layer (gpt_oss)."""
+    floor_head_dim: bool = False
+    """head_dim is hidden_size // heads even when heads do not divide it (glm4_moe)."""
     layer_types: LayerTypes = all_full
     """The attention type of each layer when the config gives no `layer_types`."""
     experts: Experts | None = None
@@ -137,7 +144,7 @@ class Decoder:
     def build(self, r: Reader, name: str = "text", head: bool = True) -> Built:
         """Embeddings, the decoder layers, the final norm and (unless tied or `head` is False)
         the LM head, as one tower called `name`."""
-        d = _dims(r)
+        d = _dims(r, self.floor_head_dim)
         types = _layer_types(r, self, d.layers)
         moe = None if self.experts is None else self.experts(r, d.layers)
         layers = _layers(self, d, types, moe, r)
@@ -165,12 +172,12 @@ class _Dims:
     window: int | None
 
 
-def _dims(r: Reader) -> _Dims:
+def _dims(r: Reader, floor: bool = False) -> _Dims:
     # NOTE: the order of the reads is the order of the defaults listed in the model's notes.
     hidden = r.integer("hidden_size", limit="hidden")
     layers = r.integer("num_hidden_layers", limit="layers")
     vocab = r.integer("vocab_size", limit="vocab")
-    heads, kv, head_dim = _heads(r, hidden)
+    heads, kv, head_dim = _heads(r, hidden, floor)
     return _Dims(
         hidden,
         layers,
@@ -185,12 +192,12 @@ def _dims(r: Reader) -> _Dims:
     )
 
 
-def _heads(r: Reader, hidden: int) -> tuple[int, int, int]:
+def _heads(r: Reader, hidden: int, floor: bool = False) -> tuple[int, int, int]:
     heads = r.integer("num_attention_heads", "n_head", limit="heads")
     kv = r.opt_integer("num_key_value_heads", limit="heads") or heads
     head_dim = r.opt_integer("head_dim", limit="hidden")
     if head_dim is None:
-        if hidden % heads:
+        if hidden % heads and not floor:
             raise CannotEstimate(
                 f"{r.where}: hidden size {hidden} is not divisible by {heads} attention heads"
             )
@@ -235,6 +242,8 @@ def _attention(shape: Decoder, d: _Dims, r: Reader, qkv_bias: bool, o_bias: bool
             linear("self_attn.v_proj", d.hidden, k, bias=qkv_bias, kind="attention"),
         ]
     params.append(linear("self_attn.o_proj", q, d.hidden, bias=o_bias, kind="attention"))
+    if shape.sinks:
+        params.append(plain("self_attn.sinks", d.heads, "attention"))
     if shape.qk_norm_flag and not r.flag(shape.qk_norm_flag):
         return params
     n = shape.qk_norm_size or shape.norm_size
