@@ -31,7 +31,7 @@ def read_keys(model_type: str) -> dict[str, Any]:
     from transformers import AutoConfig
 
     config = AutoConfig.for_model(model_type)
-    full = config.to_dict()
+    full = _as_declared(config, config.to_dict())
     family = find(model_type)
     if family is None:
         raise SystemExit(f"no family answers to {model_type!r}")
@@ -40,21 +40,29 @@ def read_keys(model_type: str) -> dict[str, Any]:
     kept: dict[str, Any] = {}
     for path in reader.defaulted:
         keys = path.split(".")[1:]  # "config.text_config.hidden_size"
-        source, target, owner = full, kept, config
+        source, target = full, kept
         for key in keys[:-1]:
             source = source[key]
             target = target.setdefault(key, {})
-            owner = getattr(owner, key, None)
-        target[keys[-1]] = _declared(owner, keys[-1], source[keys[-1]])
+        target[keys[-1]] = source[keys[-1]]
     return kept
 
 
-def _declared(owner: object, key: str, value: Any) -> Any:
-    """The class's own default: null where the config class computes the value from others
-    (head_dim from hidden_size, num_key_value_heads from num_attention_heads)."""
-    if owner is not None and getattr(type(owner), key, value) is None:
-        return None
-    return value
+def _as_declared(owner: object, values: dict[str, Any]) -> dict[str, Any]:
+    """`values` with null where the config class declares null and computes the value from
+    others (head_dim from hidden_size, num_key_value_heads from num_attention_heads), so a
+    builder given them computes it the same way."""
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if not isinstance(key, str):
+            out[key] = value
+        elif isinstance(value, dict) and hasattr(owner, key):
+            out[key] = _as_declared(getattr(owner, key), value)
+        elif getattr(type(owner), key, value) is None:
+            out[key] = None
+        else:
+            out[key] = value
+    return out
 
 
 def main(added: list[str]) -> None:
