@@ -9,7 +9,7 @@ from hubwatch.estimator.families.classic import CLASSIC
 from hubwatch.estimator.families.decoder import Decoder, Moe
 from hubwatch.estimator.families.dense import DENSE
 from hubwatch.estimator.families.drafters import DFLASH_DRAFTER
-from hubwatch.estimator.families.encoders import BERT
+from hubwatch.estimator.families.encoders import BERT, ENCODERS
 from hubwatch.estimator.families.moe import (
     DEEPSEEK_V2,
     DEEPSEEK_V3,
@@ -58,6 +58,7 @@ BUILTINS: tuple[Family, ...] = (
     *CLASSIC,
     DEEPSEEK_V2,
     DEEPSEEK_V32,
+    *ENCODERS,
 )
 """Every family hubwatch counts out of the box, in registration order."""
 
