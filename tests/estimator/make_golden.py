@@ -112,7 +112,6 @@ def live_default_counts() -> dict[str, int]:
 
 def main() -> None:
     import transformers
-
     from transformers.utils import logging
 
     logging.set_verbosity_error()  # the config classes' own token-id warnings
