@@ -20,35 +20,75 @@ from hubwatch.cli.base import (
 )
 from hubwatch.cli.base import app as _app
 from hubwatch.errors import InvalidRepoId
-from hubwatch.estimator import CannotEstimate, Estimate, Job, Memory, Sizing, estimate_json, size
+from hubwatch.estimator import (
+    CannotEstimate,
+    Estimate,
+    Job,
+    Memory,
+    Run,
+    Sizing,
+    estimate_json,
+    size,
+)
+from hubwatch.estimator import lora_targets as parse_targets
 from hubwatch.models import ReadStatus
 from hubwatch.parsing.json import loads_bounded
 
 MAX_CONFIG_BYTES = 32 * 1024 * 1024
 
 
+# The training options, as types, so that the command's signature stays one line per option.
+_Targets = Annotated[
+    str,
+    typer.Option(help="LoRA / QLoRA targets: q,k,v,o,gate,up,down or module names, or all-linear."),
+]
+_Precision = Annotated[
+    str, typer.Option(help="Training precision: mixed (fp32 master weights), bf16 (pure) or fp32.")
+]
+_Attention = Annotated[
+    str, typer.Option(help="Attention kernel while training: flash, sdpa or eager.")
+]
+_DoubleQuant = Annotated[
+    bool, typer.Option("--double-quant/--no-double-quant", help="QLoRA: NF4 double quantisation.")
+]
+_Fp32Io = Annotated[
+    bool,
+    typer.Option("--fp32-embeddings", help="QLoRA: embeddings, norms and head upcast to fp32."),
+]
+_Checkpointing = Annotated[
+    bool, typer.Option("--checkpointing", help="Training with gradient checkpointing.")
+]
+_Target = Annotated[
+    str | None,
+    typer.Argument(metavar="ORG/NAME[@REV]", help="A tracked repo (newest stored revision)."),
+]
+_Config = Annotated[
+    Path | None, typer.Option("--config", help="Estimate a local config.json instead.")
+]
+_Context = Annotated[
+    int | None, typer.Option(help="Serving context in tokens [default: the model's].")
+]
+_Tokens = Annotated[
+    int | None, typer.Option(help="Training job size in tokens, for a cost estimate.")
+]
+
+
 @_app.command()
 def estimate(
-    target: Annotated[
-        str | None,
-        typer.Argument(metavar="ORG/NAME[@REV]", help="A tracked repo (newest stored revision)."),
-    ] = None,
-    config: Annotated[
-        Path | None, typer.Option("--config", help="Estimate a local config.json instead.")
-    ] = None,
-    context: Annotated[
-        int | None, typer.Option(help="Serving context in tokens [default: the model's].")
-    ] = None,
+    target: _Target = None,
+    config: _Config = None,
+    context: _Context = None,
     batch: Annotated[int, typer.Option(help="Sequences served or trained at once.")] = 1,
     dtype: Annotated[str, typer.Option(help="Serving weights: bf16, fp8 or int4.")] = "bf16",
     seq_len: Annotated[int, typer.Option(help="Training sequence length.")] = 2048,
-    checkpointing: Annotated[
-        bool, typer.Option("--checkpointing", help="Training with gradient checkpointing.")
-    ] = False,
+    checkpointing: _Checkpointing = False,
     lora_rank: Annotated[int, typer.Option(help="LoRA / QLoRA rank.")] = 16,
-    tokens: Annotated[
-        int | None, typer.Option(help="Training job size in tokens, for a cost estimate.")
-    ] = None,
+    lora_targets: _Targets = "all-linear",
+    precision: _Precision = "mixed",
+    attention: _Attention = "flash",
+    double_quant: _DoubleQuant = True,
+    fp32_embeddings: _Fp32Io = False,
+    tokens: _Tokens = None,
     epochs: Annotated[float, typer.Option(help="Epochs of the training job.")] = 1.0,
     on: Annotated[str, typer.Option("--gpu", help="GPU of the cost estimate.")] = "H100-80GB",
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
@@ -60,16 +100,20 @@ def estimate(
     if not stored.ok:
         _cannot_estimate(source, stored.error or "", as_json)
     try:
-        sized = size(
-            loads_bounded(raw),  # estimate_json read it within the limits already
-            context=context,
-            batch=batch,
-            dtype=dtype,
+        run = Run(
             seq_len=seq_len,
+            batch=batch,
             gradient_checkpointing=checkpointing,
+            attention=_choice(attention, ("flash", "sdpa", "eager"), "attention kernel"),
+            precision=_choice(precision, ("mixed", "bf16", "fp32"), "precision"),
             lora_rank=lora_rank,
-            job=None if tokens is None else Job(tokens, epochs, on),
+            lora_targets=parse_targets(lora_targets),
+            double_quant=double_quant,
+            fp32_io=fp32_embeddings,
         )
+        job = None if tokens is None else Job(tokens, epochs, on)
+        # estimate_json read the config within the limits already
+        sized = size(loads_bounded(raw), context=context, dtype=dtype, job=job, run=run)
     except CannotEstimate as exc:
         err.print(f"error: cannot estimate: {shown(exc)}", highlight=False)
         raise typer.Exit(EXIT_USAGE) from None
@@ -78,6 +122,12 @@ def estimate(
         print_json(report)
         return
     _render(report, stored.params)
+
+
+def _choice(value: str, allowed: tuple[Any, ...], what: str) -> Any:
+    if value not in allowed:
+        raise CannotEstimate(f"{what} {value[:20]!r} is not one of {', '.join(allowed)}")
+    return value
 
 
 def _cannot_estimate(source: str, error: str, as_json: bool) -> NoReturn:

@@ -9,7 +9,7 @@ from functools import cache
 from importlib.resources import files
 
 from hubwatch.estimator.config import CannotEstimate
-from hubwatch.estimator.memory import OVERHEAD, Memory
+from hubwatch.estimator.memory import Memory, on_card
 
 MAX_BATCH = 65_536
 """Reported as "at least" when memory allows more (encoders, tiny models)."""
@@ -77,8 +77,10 @@ def fit(memory: Memory, card: Gpu) -> Fit:
         first, second = units[:k], units[k:]
         b = min(
             _max_batch(
-                OVERHEAD + sum(u.fixed for u in part),
-                sum(u.per_seq for u in part) + memory.extra_per_seq,
+                *on_card(
+                    sum(u.fixed for u in part),
+                    sum(u.per_seq for u in part) + memory.extra_per_seq,
+                ),
                 card.memory,
             )
             for part in (first, second)
