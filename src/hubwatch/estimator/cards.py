@@ -68,27 +68,49 @@ class Fit:
 
 def fit(memory: Memory, card: Gpu) -> Fit:
     """Largest batch of `memory`'s workload on `card`; a two-card split when one is too small."""
-    one = _max_batch(memory.fixed, memory.per_seq, card.memory)
+    return _fit(memory, card, _Sums(memory))
+
+
+class _Sums:
+    """Running sums of a workload's units: where each two-card split puts the bytes."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.units = memory.units
+        self.extra = memory.extra_per_seq
+        self.fixed = [0]
+        self.per = [0]
+        for u in memory.units:
+            self.fixed.append(self.fixed[-1] + u.fixed)
+            self.per.append(self.per[-1] + u.per_seq)
+
+
+def _fit(memory: Memory, card: Gpu, sums: _Sums) -> Fit:
+    one = _max_batch(*on_card(sums.fixed[-1], sums.per[-1] + sums.extra), card.memory)
     if one >= 1:
         return Fit(card.name, 1, one)
-    units = memory.units
+    units, fixed, per, extra = sums.units, sums.fixed, sums.per, sums.extra
+
+    def first(k: int) -> int:  # units[:k] on one card: fewer sequences fit as k grows
+        return _max_batch(*on_card(fixed[k], per[k] + extra), card.memory)
+
+    def second(k: int) -> int:  # units[k:] on the other: more fit as k grows
+        return _max_batch(*on_card(fixed[-1] - fixed[k], per[-1] - per[k] + extra), card.memory)
+
+    # NOTE: min(first, second) peaks where the two cross, so a binary search finds the best
+    # split in log(layers) steps instead of trying every one.
+    lo, hi = 1, len(units) - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if first(mid) <= second(mid):
+            hi = mid
+        else:
+            lo = mid + 1
     best, where = 0, None
-    for k in range(1, len(units)):
-        first, second = units[:k], units[k:]
-        b = min(
-            _max_batch(
-                *on_card(
-                    sum(u.fixed for u in part),
-                    sum(u.per_seq for u in part) + memory.extra_per_seq,
-                ),
-                card.memory,
-            )
-            for part in (first, second)
-        )
-        if b > best:
+    for k in (lo - 1, lo):
+        if 1 <= k < len(units) and (b := min(first(k), second(k))) > best:
             best, where = (
                 b,
-                f"{first[0].name}..{first[-1].name} | {second[0].name}..{second[-1].name}",
+                f"{units[0].name}..{units[k - 1].name} | {units[k].name}..{units[-1].name}",
             )
     return Fit(card.name, 2, best, where)
 
@@ -103,4 +125,5 @@ def _max_batch(fixed: int, per_seq: int, capacity: int) -> int:
 
 def fits(memory: Memory) -> list[Fit]:
     """The largest batch on every card of the table."""
-    return [fit(memory, card) for card in gpus()]
+    sums = _Sums(memory)
+    return [_fit(memory, card, sums) for card in gpus()]

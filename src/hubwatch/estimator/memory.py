@@ -137,9 +137,12 @@ def serving(
             continue
         units.append(Unit(tower.name, math.ceil(_weight_bytes(tower.all_params(), dtype)), 0))
     units.append(Unit("embeddings", math.ceil(_weight_bytes(text.before, dtype)), 0))
+    seen: dict[int, tuple[int, int]] = {}  # layers alike share one Layer: count it once
     for i, layer in enumerate(text.layers):
-        kv = math.ceil(kv_elems(layer, context) * kv_per) if model.generates else 0
-        units.append(Unit(f"layer {i}", math.ceil(_weight_bytes(layer.params, dtype)), kv))
+        if id(layer) not in seen:
+            kv = math.ceil(kv_elems(layer, context) * kv_per) if model.generates else 0
+            seen[id(layer)] = (math.ceil(_weight_bytes(layer.params, dtype)), kv)
+        units.append(Unit(f"layer {i}", *seen[id(layer)]))
     units.append(Unit("head", math.ceil(_weight_bytes(text.after, dtype)), 0))
     weights = sum(u.fixed for u in units)
     kv_total = batch * sum(u.per_seq for u in units)

@@ -106,6 +106,8 @@ class _Resident:
         """Gradients and optimizer states (of the adapters, for LoRA and QLoRA)."""
         self.adapters = 0
         """LoRA adapter parameters."""
+        self._seen: dict[int, tuple[int, int, int, int]] = {}
+        """id(params) -> (total, weights, states, adapters): layers alike share their params."""
 
     def _base(self, p: Param) -> float:
         """Bytes per frozen base parameter under LoRA or QLoRA."""
@@ -115,8 +117,29 @@ class _Resident:
             return 4.0 if self.run.fp32_io else 2.0
         return float(self.weight)
 
-    def fixed(self, params: list[Param] | tuple[Param, ...]) -> int:
-        """Resident bytes of `params`, added to the running totals."""
+    def fixed(self, params: tuple[Param, ...], held: bool = True) -> int:
+        """Resident bytes of `params`, added to the running totals. `held`: the tuple belongs
+        to the model (alive through the call), so its id may key the cache."""
+        key = id(params)
+        if not held:
+            return self._count(params)
+        if key not in self._seen:
+            before = (self.weights, self.states, self.adapters)
+            total = self._count(params)
+            self._seen[key] = (
+                total,
+                self.weights - before[0],
+                self.states - before[1],
+                self.adapters - before[2],
+            )
+            return total
+        total, weights, states, adapters = self._seen[key]
+        self.weights += weights
+        self.states += states
+        self.adapters += adapters
+        return total
+
+    def _count(self, params: tuple[Param, ...]) -> int:
         total = 0.0
         for p in params:
             if self.run.method == "full":
@@ -143,18 +166,18 @@ def training(model: Model, run: Run | None = None, **settings: object) -> Memory
     if run.seq_len < 1 or run.batch < 1 or run.lora_rank < 1:
         raise CannotEstimate("sequence length, batch and LoRA rank must be at least 1")
     resident = _Resident(run)
-    units, largest = _training_units(model, run, resident)
+    units, largest, kept = _training_units(model, run, resident)
     extra = largest if run.gradient_checkpointing else 0
     parts = {
         "weights": resident.weights,
         "gradients_and_optimizer": resident.states,
-        "activations": run.batch
-        * (sum(u.per_seq for u in units if u.name.startswith("layer")) + extra),
+        "activations": run.batch * (kept + extra),
         "logits_and_loss": run.batch * units[-1].per_seq,  # the head unit holds the logits
     }
     if run.method == "qlora":
+        distinct = {id(layer.params): layer.params for layer in model.text.layers}
         parts["dequantised_layer"] = max(
-            (2 * p.numel for layer in model.text.layers for p in layer.params if p.is_linear),
+            (2 * p.numel for params in distinct.values() for p in params if p.is_linear),
             default=0,
         )
         units[0] = Unit(units[0].name, units[0].fixed + parts["dequantised_layer"], 0)
@@ -166,21 +189,30 @@ def training(model: Model, run: Run | None = None, **settings: object) -> Memory
     return Memory(run.method, total, parts, assumptions, tuple(units), extra, parts["overhead"])
 
 
-def _training_units(model: Model, run: Run, resident: _Resident) -> tuple[list[Unit], int]:
-    """Placement units of a training step, and the largest activations any one layer keeps."""
+def _training_units(model: Model, run: Run, resident: _Resident) -> tuple[list[Unit], int, int]:
+    """Placement units of a training step, the largest activations any one layer keeps, and
+    the activations all layers keep."""
     text = model.text
     tokens = run.seq_len
-    units = [Unit(t.name, resident.fixed(t.all_params()), 0) for t in model.towers if t is not text]
+    units = [
+        Unit(t.name, resident.fixed(tuple(t.all_params()), held=False), 0)
+        for t in model.towers
+        if t is not text
+    ]
     units.append(Unit("embeddings", resident.fixed(text.before), 0))
-    largest = 0
+    largest = total = 0
+    acts: dict[int, int] = {}
     for i, layer in enumerate(text.layers):
-        act = _activations(layer, run)
+        act = acts.get(id(layer))
+        if act is None:
+            act = acts[id(layer)] = _activations(layer, run)
         largest = max(largest, act)
         kept = text.hidden * tokens * run.act_bytes if run.gradient_checkpointing else act
+        total += kept
         units.append(Unit(f"layer {i}", resident.fixed(layer.params), kept))
     logits = 10 * tokens * text.vocab  # bf16 logits, their fp32 upcast, fp32 gradient
     units.append(Unit("head", resident.fixed(text.after), logits))
-    return units, largest
+    return units, largest, total
 
 
 def _activations(layer: Layer, run: Run) -> int:

@@ -283,17 +283,21 @@ def _layers(
     norms = shape.norms if shape.norms_rule is None else shape.norms_rule(r)
     if shape.layer_scalars:
         dense.append(plain("mlp.act_fn", shape.layer_scalars, "mlp"))
+    norm = plain("layernorms", shape.norm_size * norms * d.hidden, "norm")
+    blocks = {False: (*attention, *dense, norm)}
+    if moe is not None:
+        blocks[True] = (*attention, *moe.params(d.hidden), norm)
+    # NOTE: one Layer per distinct (block, cache) pair, shared by every layer that is alike, so
+    # what is computed per layer downstream is computed once per kind of layer.
+    made: dict[tuple[bool, str], Layer] = {}
     out: list[Layer] = []
     for i in range(d.layers):
-        params = list(attention)
-        act = 4 * d.hidden + 2 * d.heads * d.head_dim + 2 * d.kv * d.head_dim
-        if moe is not None and i in moe.sparse:
-            params += moe.params(d.hidden)
-            act += moe.act(d.hidden)
-        else:
-            params += dense
-            act += 4 * d.inter
-        params.append(plain("layernorms", shape.norm_size * norms * d.hidden, "norm"))
-        kind, elems, window = _kv(types[i], 2 * d.kv * d.head_dim, d.window)
-        out.append(Layer(tuple(params), kind, elems, window, act, d.heads))
+        sparse = moe is not None and i in moe.sparse
+        key = (sparse, types[i])
+        if key not in made:
+            act = 4 * d.hidden + 2 * d.heads * d.head_dim + 2 * d.kv * d.head_dim
+            act += moe.act(d.hidden) if moe is not None and sparse else 4 * d.inter
+            kind, elems, window = _kv(types[i], 2 * d.kv * d.head_dim, d.window)
+            made[key] = Layer(blocks[sparse], kind, elems, window, act, d.heads)
+        out.append(made[key])
     return tuple(out)
