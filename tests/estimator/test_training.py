@@ -50,3 +50,26 @@ def test_overhead_is_the_cuda_context_plus_slack_in_proportion() -> None:
     run = training(MODEL, method="qlora")
     rest = run.total - run.parts["overhead"]
     assert run.parts["overhead"] == CUDA_CONTEXT + int(-(-SLACK * rest // 1))
+
+
+def test_headers_are_the_count_of_record_even_for_a_refused_architecture() -> None:
+    from hubwatch.estimator import estimate
+
+    header = {
+        "w.weight": {"dtype": "BF16", "shape": [1000, 64], "data_offsets": [0, 0]},
+        "w.bias": {"dtype": "BF16", "shape": [1000], "data_offsets": [0, 0]},
+    }
+    result = estimate({"model_type": "brand_new"}, {"model.safetensors": header})
+    assert not result.ok and result.reconciliation is not None
+    assert result.reconciliation["of_record"] == 65_000
+    assert result.reconciliation["derived"] is None
+    assert "no config-derived cross-check" in result.reconciliation["explanations"][0]
+
+
+def test_a_counted_config_is_cross_checked_against_the_count_of_record() -> None:
+    from hubwatch.estimator import count_params, reconcile
+
+    total = count_params(MODEL).total
+    header = {"all": {"dtype": "BF16", "shape": [total], "data_offsets": [0, 0]}}
+    result = reconcile(MODEL, count_params(MODEL), {"model.safetensors": header})
+    assert result.of_record == result.derived == total and result.difference == 0

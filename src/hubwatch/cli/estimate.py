@@ -98,7 +98,7 @@ def estimate(
         raw, headers, source = _load(target, config)
     stored = estimate_json(raw, headers)
     if not stored.ok:
-        _cannot_estimate(source, stored.error or "", as_json)
+        _cannot_estimate(source, stored, as_json)
     try:
         run = Run(
             seq_len=seq_len,
@@ -130,11 +130,14 @@ def _choice(value: str, allowed: tuple[Any, ...], what: str) -> Any:
     return value
 
 
-def _cannot_estimate(source: str, error: str, as_json: bool) -> NoReturn:
+def _cannot_estimate(source: str, stored: Estimate, as_json: bool) -> NoReturn:
+    error, rec = stored.error or "", stored.reconciliation
     if as_json:
-        print_json({"source": source, "ok": False, "error": error})
+        print_json({"source": source, "ok": False, "error": error, "reconciliation": rec})
     else:
         err.print(f"error: {shown(error)}", highlight=False)
+        if rec is not None:  # the checkpoint still says how many parameters it holds
+            out.print(f"checkpoint: {rec['of_record']:,} parameters of record")
     raise typer.Exit(EXIT_ERROR)
 
 
@@ -232,8 +235,8 @@ def _render(report: dict[str, Any], params: dict[str, Any]) -> None:
     out.print(cards)
     if (rec := report.get("reconciliation")) is not None:
         out.print(
-            f"checkpoint: {rec['stored']:,} stored in {rec['files']} file(s) vs "
-            f"{rec['derived']:,} derived ({rec['difference']:+,})"
+            f"checkpoint: {rec['stored']:,} parameters of record in {rec['files']} file(s); "
+            f"config cross-check {rec['derived']:,} ({rec['difference']:+,})"
         )
         for line in rec["explanations"]:
             out.print(f"  {shown(line)}", highlight=False)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from hubwatch.errors import UnsafeContent
 from hubwatch.estimator.config import CannotEstimate
 from hubwatch.estimator.memory import Memory, kv_bytes_per_token
-from hubwatch.estimator.reconcile import reconcile
+from hubwatch.estimator.reconcile import headers_only, reconcile
 from hubwatch.estimator.sizing import size
 from hubwatch.models.estimate import Estimate
 from hubwatch.parsing.json import loads_bounded
@@ -41,7 +41,12 @@ def estimate(config: object, headers: Mapping[str, Mapping[str, object]] | None 
     try:
         return _estimate(config, headers)
     except CannotEstimate as exc:
-        return failed(str(exc))
+        result = failed(str(exc))
+        if headers:
+            # NOTE: the headers' sum is exact for any architecture, counted or refused.
+            counted = asdict(headers_only(headers, "the config cannot be estimated"))
+            result = replace(result, reconciliation=counted)
+        return result
     except (TypeError, ValueError, KeyError, OverflowError, RecursionError) as exc:
         # NOTE: upstream input is untrusted; a shape we did not foresee is a result, not a crash.
         return failed(f"unreadable config ({type(exc).__name__}: {str(exc)[:120]})")
