@@ -9,7 +9,7 @@ from functools import cache
 from importlib.resources import files
 
 from hubwatch.estimator.config import CannotEstimate
-from hubwatch.estimator.memory import Memory, on_card
+from hubwatch.estimator.memory import CUDA_CONTEXT, SLACK, Memory, on_card
 
 MAX_BATCH = 65_536
 """Reported as "at least" when memory allows more (encoders, tiny models)."""
@@ -89,12 +89,21 @@ def _fit(memory: Memory, card: Gpu, sums: _Sums) -> Fit:
     if one >= 1:
         return Fit(card.name, 1, one)
     units, fixed, per, extra = sums.units, sums.fixed, sums.per, sums.extra
+    capacity, grow = card.memory - CUDA_CONTEXT, 1 + SLACK
+
+    def fitting(fixed_bytes: int, per_seq: int) -> int:  # _max_batch(*on_card(...)), inlined
+        room = capacity - math.ceil(grow * fixed_bytes)
+        if room < 0:
+            return 0
+        if per_seq <= 0:
+            return MAX_BATCH
+        return min(MAX_BATCH, room // math.ceil(grow * per_seq))
 
     def first(k: int) -> int:  # units[:k] on one card: fewer sequences fit as k grows
-        return _max_batch(*on_card(fixed[k], per[k] + extra), card.memory)
+        return fitting(fixed[k], per[k] + extra)
 
     def second(k: int) -> int:  # units[k:] on the other: more fit as k grows
-        return _max_batch(*on_card(fixed[-1] - fixed[k], per[-1] - per[k] + extra), card.memory)
+        return fitting(fixed[-1] - fixed[k], per[-1] - per[k] + extra)
 
     # NOTE: min(first, second) peaks where the two cross, so a binary search finds the best
     # split in log(layers) steps instead of trying every one.

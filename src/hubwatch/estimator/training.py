@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -106,8 +107,6 @@ class _Resident:
         """Gradients and optimizer states (of the adapters, for LoRA and QLoRA)."""
         self.adapters = 0
         """LoRA adapter parameters."""
-        self._seen: dict[int, tuple[int, int, int, int]] = {}
-        """id(params) -> (total, weights, states, adapters): layers alike share their params."""
 
     def _base(self, p: Param) -> float:
         """Bytes per frozen base parameter under LoRA or QLoRA."""
@@ -117,26 +116,15 @@ class _Resident:
             return 4.0 if self.run.fp32_io else 2.0
         return float(self.weight)
 
-    def fixed(self, params: tuple[Param, ...], held: bool = True) -> int:
-        """Resident bytes of `params`, added to the running totals. `held`: the tuple belongs
-        to the model (alive through the call), so its id may key the cache."""
-        key = id(params)
-        if not held:
-            return self._count(params)
-        if key not in self._seen:
-            before = (self.weights, self.states, self.adapters)
-            total = self._count(params)
-            self._seen[key] = (
-                total,
-                self.weights - before[0],
-                self.states - before[1],
-                self.adapters - before[2],
-            )
-            return total
-        total, weights, states, adapters = self._seen[key]
-        self.weights += weights
-        self.states += states
-        self.adapters += adapters
+    def fixed(self, params: tuple[Param, ...], times: int = 1) -> int:
+        """Resident bytes of `params`, held `times` over (layers alike), added to the running
+        totals; the bytes of one copy returned."""
+        before = (self.weights, self.states, self.adapters)
+        total = self._count(params)
+        if times > 1:
+            self.weights += (self.weights - before[0]) * (times - 1)
+            self.states += (self.states - before[1]) * (times - 1)
+            self.adapters += (self.adapters - before[2]) * (times - 1)
         return total
 
     def _count(self, params: tuple[Param, ...]) -> int:
@@ -195,21 +183,24 @@ def _training_units(model: Model, run: Run, resident: _Resident) -> tuple[list[U
     text = model.text
     tokens = run.seq_len
     units = [
-        Unit(t.name, resident.fixed(tuple(t.all_params()), held=False), 0)
+        Unit(t.name, resident.fixed(tuple(t.all_params())), 0)
         for t in model.towers
         if t is not text
     ]
     units.append(Unit("embeddings", resident.fixed(text.before), 0))
+    # NOTE: layers alike are one Layer object: count each once, times its repeats.
+    repeats = Counter(id(layer) for layer in text.layers)
+    per_layer: dict[int, tuple[int, int]] = {}
     largest = total = 0
-    acts: dict[int, int] = {}
-    for i, layer in enumerate(text.layers):
-        act = acts.get(id(layer))
-        if act is None:
-            act = acts[id(layer)] = _activations(layer, run)
+    for layer in text.layers:
+        if id(layer) in per_layer:
+            continue
+        act = _activations(layer, run)
         largest = max(largest, act)
         kept = text.hidden * tokens * run.act_bytes if run.gradient_checkpointing else act
-        total += kept
-        units.append(Unit(f"layer {i}", resident.fixed(layer.params), kept))
+        per_layer[id(layer)] = (resident.fixed(layer.params, repeats[id(layer)]), kept)
+        total += kept * repeats[id(layer)]
+    units += [Unit(f"layer {i}", *per_layer[id(layer)]) for i, layer in enumerate(text.layers)]
     logits = 10 * tokens * text.vocab  # bf16 logits, their fp32 upcast, fp32 gradient
     units.append(Unit("head", resident.fixed(text.after), logits))
     return units, largest, total
