@@ -32,6 +32,7 @@ from hubwatch.estimator.families.text import (
     QWEN2,
     QWEN3,
 )
+from hubwatch.estimator.families.vision import VISION
 from hubwatch.estimator.registry import Family, register
 
 BUILTINS: tuple[Family, ...] = (
@@ -59,6 +60,7 @@ BUILTINS: tuple[Family, ...] = (
     DEEPSEEK_V2,
     DEEPSEEK_V32,
     *ENCODERS,
+    *VISION,
 )
 """Every family hubwatch counts out of the box, in registration order."""
 

@@ -34,7 +34,7 @@ def _gemma2_windows(_r: Reader, layers: int) -> list[str]:
 
 def _gemma3_windows(r: Reader, layers: int) -> list[str]:
     """Gemma 3: every sliding_window_pattern-th layer is full, the others slide."""
-    pattern = r.integer("sliding_window_pattern", limit="layers")
+    pattern = r.integer("sliding_window_pattern", limit="layers", default=6)
     return ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(layers)]
 
 
