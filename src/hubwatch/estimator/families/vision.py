@@ -1,4 +1,5 @@
-"""Vision-language wrappers of a SigLIP tower and a known text decoder: Gemma 3, PaliGemma.
+"""SigLIP and CLIP (image and text towers), and the vision-language wrappers of a SigLIP tower
+and a known text decoder: Gemma 3, PaliGemma.
 
 The text decoder is whichever registered llama-shaped (`Decoder`) family the text_config names;
 every size is read from the nested configs, with the wrapper's config-class defaults (which
@@ -36,11 +37,14 @@ def siglip_vision(r: Reader) -> Tower:
     inter = r.integer("intermediate_size", limit="intermediate")
     heads = r.integer("num_attention_heads", limit="heads")
     channels = r.integer("num_channels", limit="small")
-    image = r.integer("image_size", limit="small")
     patch = r.integer("patch_size", limit="small")
+    if "num_patches" in r.defaults or "num_patches" in r.raw:  # SigLIP 2: a fixed patch budget
+        positions = r.integer("num_patches", limit="small")
+    else:
+        positions = (r.integer("image_size", limit="small") // patch) ** 2
     before = (
         plain("embeddings.patch_embedding", channels * hidden * patch * patch + hidden, "conv"),
-        plain("embeddings.position_embedding", (image // patch) ** 2 * hidden, "embedding"),
+        plain("embeddings.position_embedding", positions * hidden, "embedding"),
     )
     after: list[Param] = [plain("post_layernorm", 2 * hidden, "norm")]
     if r.flag("vision_use_head", True):
@@ -113,7 +117,102 @@ def paligemma(r: Reader, _architecture: str) -> Built:
     return Built((vision, projector, text), context)
 
 
+def _text_encoder(r: Reader) -> Tower:
+    """The text tower of CLIP and SigLIP: token and position embeddings, encoder, final norm."""
+    hidden = r.integer("hidden_size", limit="hidden")
+    vocab = r.integer("vocab_size", limit="vocab")
+    layer = _encoder_layer(
+        hidden,
+        r.integer("intermediate_size", limit="intermediate"),
+        r.integer("num_attention_heads", limit="heads"),
+    )
+    before = (
+        plain("embeddings.token_embedding", vocab * hidden, "embedding"),
+        plain(
+            "embeddings.position_embedding",
+            r.integer("max_position_embeddings", limit="context") * hidden,
+            "embedding",
+        ),
+    )
+    layers = r.integer("num_hidden_layers", limit="layers")
+    after = (plain("final_layer_norm", 2 * hidden, "norm"),)
+    return Tower("text", before, (layer,) * layers, after, hidden)
+
+
+def _clip_vision(r: Reader) -> Tower:
+    """CLIPVisionModel: class token, unbiased patch conv, positions, pre- and post-norms."""
+    hidden = r.integer("hidden_size", limit="hidden")
+    patch = r.integer("patch_size", limit="small")
+    positions = (r.integer("image_size", limit="small") // patch) ** 2 + 1
+    channels = r.integer("num_channels", limit="small")
+    layer = _encoder_layer(
+        hidden,
+        r.integer("intermediate_size", limit="intermediate"),
+        r.integer("num_attention_heads", limit="heads"),
+    )
+    before = (
+        plain("embeddings.class_embedding", hidden, "embedding"),
+        plain("embeddings.patch_embedding", channels * hidden * patch * patch, "conv"),
+        plain("embeddings.position_embedding", positions * hidden, "embedding"),
+        plain("pre_layrnorm", 2 * hidden, "norm"),
+    )
+    layers = r.integer("num_hidden_layers", limit="layers")
+    after = (plain("post_layernorm", 2 * hidden, "norm"),)
+    return Tower("vision", before, (layer,) * layers, after, hidden)
+
+
+def _only(architecture: str, allowed: str) -> None:
+    if architecture not in ("", allowed):
+        raise CannotEstimate(
+            f"architecture {architecture[:60]!r}: only {allowed} is counted for this family"
+        )
+
+
+def clip(r: Reader, architecture: str) -> Built:
+    """CLIPModel: both towers, their projections into the shared space, the logit scale."""
+    _only(architecture, "CLIPModel")
+    text_r = r.nested("text_config")
+    text, vision = _text_encoder(text_r), _clip_vision(r.nested("vision_config"))
+    width = r.integer("projection_dim", limit="hidden")
+    heads = Tower(
+        "projector",
+        (),
+        (),
+        (
+            linear("visual_projection", vision.hidden, width, bias=False, kind="projector"),
+            linear("text_projection", text.hidden, width, bias=False, kind="projector"),
+            plain("logit_scale", 1, "projector"),
+        ),
+    )
+    context = text_r.integer("max_position_embeddings", limit="context")
+    return Built((text, vision, heads), context, generates=False)
+
+
+def siglip(r: Reader, architecture: str) -> Built:
+    """SiglipModel and Siglip2Model: both towers, the text head, logit scale and bias."""
+    _only(
+        architecture, "Siglip2Model" if "siglip2" in (r.name("model_type") or "") else "SiglipModel"
+    )
+    text_r = r.nested("text_config")
+    text = _text_encoder(text_r)
+    width = text_r.opt_integer("projection_size", limit="hidden") or text.hidden
+    text = Tower(
+        text.name,
+        text.before,
+        text.layers,
+        (*text.after, linear("head", text.hidden, width, bias=True, kind="projector")),
+        text.hidden,
+    )
+    vision = siglip_vision(r.nested("vision_config"))
+    scale = Tower("projector", (), (), (plain("logit_scale_and_bias", 2, "projector"),))
+    context = text_r.integer("max_position_embeddings", limit="context")
+    return Built((text, vision, scale), context, generates=False)
+
+
 VISION: tuple[Family, ...] = (
+    Family("clip", ("CLIPModel",), defaults("clip"), clip),
+    Family("siglip", ("SiglipModel",), defaults("siglip"), siglip),
+    Family("siglip2", ("Siglip2Model",), defaults("siglip2"), siglip),
     Family("gemma3", ("Gemma3ForConditionalGeneration",), defaults("gemma3"), gemma3),
     Family("paligemma", ("PaliGemmaForConditionalGeneration",), defaults("paligemma"), paligemma),
 )
