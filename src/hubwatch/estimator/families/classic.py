@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hubwatch.estimator.config import CannotEstimate, Reader
-from hubwatch.estimator.families.defaults import defaults
-from hubwatch.estimator.registry import Builder, Built, Family
+from hubwatch.estimator.families.defaults import family
+from hubwatch.estimator.registry import Built, Family
 from hubwatch.estimator.structure import KvKind, Layer, Param, Tower, linear, plain
 
 
@@ -341,19 +341,15 @@ def _xglm(r: Reader, _architecture: str) -> Built:
     return Built((tower,), r.integer("max_position_embeddings", limit="context"))
 
 
-def _family(model_type: str, architecture: str, builder: Builder) -> Family:
-    return Family(model_type, (architecture,), defaults(model_type), builder)
-
-
 CLASSIC: tuple[Family, ...] = (
-    _family("gptj", "GPTJForCausalLM", _gptj),
-    _family("codegen", "CodeGenForCausalLM", _gptj),
-    _family("bloom", "BloomForCausalLM", _bloom),
-    _family("opt", "OPTForCausalLM", _opt),
-    _family("gpt_bigcode", "GPTBigCodeForCausalLM", _gpt_bigcode),
-    _family("falcon", "FalconForCausalLM", _falcon),
-    _family("mpt", "MptForCausalLM", _mpt),
-    _family("gpt_neo", "GPTNeoForCausalLM", _gpt_neo),
-    _family("xglm", "XGLMForCausalLM", _xglm),
+    family("gptj", "GPTJForCausalLM", _gptj),
+    family("codegen", "CodeGenForCausalLM", _gptj),
+    family("bloom", "BloomForCausalLM", _bloom),
+    family("opt", "OPTForCausalLM", _opt),
+    family("gpt_bigcode", "GPTBigCodeForCausalLM", _gpt_bigcode),
+    family("falcon", "FalconForCausalLM", _falcon),
+    family("mpt", "MptForCausalLM", _mpt),
+    family("gpt_neo", "GPTNeoForCausalLM", _gpt_neo),
+    family("xglm", "XGLMForCausalLM", _xglm),
 )
 """The pre-llama decoders, in registration order."""

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from importlib.resources import files
 from typing import Any
 
+from hubwatch.estimator.registry import Builder, Family
+
 _DEFAULTS: dict[str, dict[str, Any]] = json.loads(
     files("hubwatch.estimator.families").joinpath("defaults.json").read_text()
 )
@@ -19,3 +21,8 @@ _DEFAULTS: dict[str, dict[str, Any]] = json.loads(
 def defaults(model_type: str) -> Mapping[str, Any]:
     """The config-class defaults a family's builder reads; empty until generated."""
     return _DEFAULTS.get(model_type, {})
+
+
+def family(model_type: str, architecture: str, builder: Builder) -> Family:
+    """A family answering to `model_type` and `architecture`, with its generated defaults."""
+    return Family(model_type, (architecture,), defaults(model_type), builder)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from hubwatch.estimator.config import Reader
 from hubwatch.estimator.families.decoder import Decoder, all_biases, use_bias
-from hubwatch.estimator.families.defaults import defaults
+from hubwatch.estimator.families.defaults import family
 from hubwatch.estimator.registry import Family
 
 
@@ -31,27 +31,23 @@ def _stablelm_norms(r: Reader) -> int:
     return 1 if r.flag("use_parallel_residual") else 2
 
 
-def _family(model_type: str, architecture: str, decoder: Decoder) -> Family:
-    return Family(model_type, (architecture,), defaults(model_type), decoder)
-
-
 DENSE: tuple[Family, ...] = (
-    _family("olmo", "OlmoForCausalLM", Decoder(norm_size=0)),
-    _family("olmo3", "Olmo3ForCausalLM", Decoder(qk_norm="projection")),
-    _family("granite", "GraniteForCausalLM", Decoder()),
-    _family("helium", "HeliumForCausalLM", Decoder()),
-    _family("smollm3", "SmolLM3ForCausalLM", Decoder()),
-    _family("ernie4_5", "Ernie4_5ForCausalLM", Decoder(biases=use_bias)),
-    _family("seed_oss", "SeedOssForCausalLM", Decoder(biases=_seed_oss_biases)),
-    _family("glm", "GlmForCausalLM", Decoder(mlp="fused", biases=_qkv_bias)),
-    _family("glm4", "Glm4ForCausalLM", Decoder(mlp="fused", biases=_qkv_bias, norms=4)),
-    _family("exaone4", "Exaone4ForCausalLM", Decoder(qk_norm="head")),
-    _family("arcee", "ArceeForCausalLM", Decoder(mlp="plain")),
-    _family("apertus", "ApertusForCausalLM", Decoder(mlp="plain", qk_norm="head", layer_scalars=2)),
-    _family(
+    family("olmo", "OlmoForCausalLM", Decoder(norm_size=0)),
+    family("olmo3", "Olmo3ForCausalLM", Decoder(qk_norm="projection")),
+    family("granite", "GraniteForCausalLM", Decoder()),
+    family("helium", "HeliumForCausalLM", Decoder()),
+    family("smollm3", "SmolLM3ForCausalLM", Decoder()),
+    family("ernie4_5", "Ernie4_5ForCausalLM", Decoder(biases=use_bias)),
+    family("seed_oss", "SeedOssForCausalLM", Decoder(biases=_seed_oss_biases)),
+    family("glm", "GlmForCausalLM", Decoder(mlp="fused", biases=_qkv_bias)),
+    family("glm4", "Glm4ForCausalLM", Decoder(mlp="fused", biases=_qkv_bias, norms=4)),
+    family("exaone4", "Exaone4ForCausalLM", Decoder(qk_norm="head")),
+    family("arcee", "ArceeForCausalLM", Decoder(mlp="plain")),
+    family("apertus", "ApertusForCausalLM", Decoder(mlp="plain", qk_norm="head", layer_scalars=2)),
+    family(
         "starcoder2", "Starcoder2ForCausalLM", Decoder(mlp="plain", biases=use_bias, norm_size=2)
     ),
-    _family(
+    family(
         "stablelm",
         "StableLmForCausalLM",
         Decoder(
@@ -63,7 +59,7 @@ DENSE: tuple[Family, ...] = (
             qk_norm_size=1,
         ),
     ),
-    _family(
+    family(
         "phi",
         "PhiForCausalLM",
         Decoder(
@@ -76,12 +72,12 @@ DENSE: tuple[Family, ...] = (
             qk_norm_flag="qk_layernorm",
         ),
     ),
-    _family(
+    family(
         "gpt_neox",
         "GPTNeoXForCausalLM",
         Decoder(fused_qkv=True, mlp="plain", biases=all_biases, norm_size=2),
     ),
-    _family(
+    family(
         "persimmon",
         "PersimmonForCausalLM",
         Decoder(
@@ -93,11 +89,11 @@ DENSE: tuple[Family, ...] = (
             qk_norm_flag="qk_layernorm",
         ),
     ),
-    _family(
+    family(
         "cohere",
         "CohereForCausalLM",
         Decoder(norms=1, qk_norm="projection", qk_norm_flag="use_qk_norm"),
     ),
-    _family("cohere2", "Cohere2ForCausalLM", Decoder(norms=1)),
+    family("cohere2", "Cohere2ForCausalLM", Decoder(norms=1)),
 )
 """The llama-like dense decoders, in registration order."""

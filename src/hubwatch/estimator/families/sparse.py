@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from hubwatch.estimator.config import Reader
 from hubwatch.estimator.families.decoder import Decoder, Moe, use_bias
-from hubwatch.estimator.families.defaults import defaults
+from hubwatch.estimator.families.defaults import family
+from hubwatch.estimator.families.text import alternating_windows
 from hubwatch.estimator.registry import Family
 
 
@@ -84,42 +85,31 @@ def _llama4(r: Reader, layers: int) -> Moe:
     )
 
 
-def _alternating(_r: Reader, layers: int) -> list[str]:
-    """gpt-oss: sliding and full attention alternate, sliding first."""
-    return ["sliding_attention" if not i % 2 else "full_attention" for i in range(layers)]
-
-
 def _chunked(_r: Reader, layers: int) -> list[str]:
     """Llama 4: every fourth layer full, the others chunked."""
     return ["full_attention" if (i + 1) % 4 == 0 else "chunked_attention" for i in range(layers)]
 
 
-def _family(model_type: str, architecture: str, decoder: Decoder) -> Family:
-    return Family(model_type, (architecture,), defaults(model_type), decoder)
-
-
 SPARSE: tuple[Family, ...] = (
-    _family("olmoe", "OlmoeForCausalLM", Decoder(qk_norm="projection", experts=_olmoe)),
-    _family("granitemoe", "GraniteMoeForCausalLM", Decoder(experts=_local_experts)),
-    _family("phimoe", "PhimoeForCausalLM", Decoder(norm_size=2, experts=_local_experts)),
-    _family(
+    family("olmoe", "OlmoeForCausalLM", Decoder(qk_norm="projection", experts=_olmoe)),
+    family("granitemoe", "GraniteMoeForCausalLM", Decoder(experts=_local_experts)),
+    family("phimoe", "PhimoeForCausalLM", Decoder(norm_size=2, experts=_local_experts)),
+    family(
         "minimax_m2",
         "MiniMaxM2ForCausalLM",
         Decoder(qk_norm="projection", experts=_local_experts),
     ),
-    _family(
+    family(
         "gpt_oss",
         "GptOssForCausalLM",
-        Decoder(sinks=True, layer_types=_alternating, experts=_gpt_oss),
+        Decoder(sinks=True, layer_types=alternating_windows, experts=_gpt_oss),
     ),
-    _family(
+    family(
         "glm4_moe",
         "Glm4MoeForCausalLM",
         Decoder(qk_norm="head", qk_norm_flag="use_qk_norm", floor_head_dim=True, experts=_glm4_moe),
     ),
-    _family(
-        "ernie4_5_moe", "Ernie4_5_MoeForCausalLM", Decoder(biases=use_bias, experts=_ernie_moe)
-    ),
-    _family("llama4_text", "Llama4ForCausalLM", Decoder(layer_types=_chunked, experts=_llama4)),
+    family("ernie4_5_moe", "Ernie4_5_MoeForCausalLM", Decoder(biases=use_bias, experts=_ernie_moe)),
+    family("llama4_text", "Llama4ForCausalLM", Decoder(layer_types=_chunked, experts=_llama4)),
 )
 """The routed-MoE decoders built on llama's attention, in registration order."""

@@ -27,8 +27,8 @@ def _mistral_windows(r: Reader, layers: int) -> list[str]:
     return all_full(r, layers)
 
 
-def _gemma2_windows(_r: Reader, layers: int) -> list[str]:
-    """Gemma 2: sliding and full attention alternate, sliding first."""
+def alternating_windows(_r: Reader, layers: int) -> list[str]:
+    """Gemma 2 and gpt-oss: sliding and full attention alternate, sliding first."""
     return ["sliding_attention" if not i % 2 else "full_attention" for i in range(layers)]
 
 
@@ -149,7 +149,7 @@ GEMMA2 = Family(
         "attention_bias": False,
         "sliding_window": 4096,
     },
-    Decoder(norms=4, layer_types=_gemma2_windows),
+    Decoder(norms=4, layer_types=alternating_windows),
 )
 
 GEMMA3_TEXT = Family(
