@@ -20,6 +20,7 @@ from hubwatch.estimator.families.moe import (
 )
 from hubwatch.estimator.families.multimodal import LLAVA, QWEN3_ASR
 from hubwatch.estimator.families.sparse import SPARSE
+from hubwatch.estimator.families.ssm import SSM
 from hubwatch.estimator.families.text import (
     GEMMA,
     GEMMA2,
@@ -61,6 +62,7 @@ BUILTINS: tuple[Family, ...] = (
     DEEPSEEK_V32,
     *ENCODERS,
     *VISION,
+    *SSM,
 )
 """Every family hubwatch counts out of the box, in registration order."""
 
