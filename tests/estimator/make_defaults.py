@@ -37,6 +37,20 @@ def read_keys(model_type: str) -> dict[str, Any]:
         raise SystemExit(f"no family answers to {model_type!r}")
     reader = Reader({}, full)
     family.builder(reader, family.architectures[0] if family.architectures else "")
+    # A given sub-config's missing keys come from its class's defaults: read those too, from
+    # a config that gives each sub-config read above as an empty object.
+    subs = {path.split(".")[1] for path in reader.defaulted if path.count(".") > 1}
+    for key in subs:
+        full[f"{key}@class"] = _as_declared(
+            getattr(config, key), type(getattr(config, key))().to_dict()
+        )
+    given = Reader({key: {} for key in subs}, full)
+    family.builder(given, family.architectures[0] if family.architectures else "")
+    reader.defaulted.extend(
+        path.replace(f"config.{path.split('.')[1]}.", f"config.{path.split('.')[1]}@class.", 1)
+        for path in given.defaulted
+        if path.count(".") > 1
+    )
     kept: dict[str, Any] = {}
     for path in reader.defaulted:
         keys = path.split(".")[1:]  # "config.text_config.hidden_size"

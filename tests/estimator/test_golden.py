@@ -55,3 +55,25 @@ def test_golden_defaults_match_transformers_now() -> None:
     from tests.estimator.make_golden import live_default_counts
 
     assert live_default_counts() == EXPECTED
+
+
+# Configs that give some keys and leave the rest to the config classes (sub-configs too), with
+# transformers 5.24's meta-device counts (make_golden.count_with_transformers).
+PARTIAL = json.loads((GOLDEN.parent / "partial.json").read_text())
+
+
+@pytest.mark.parametrize("case", PARTIAL, ids=[c["config"]["model_type"] for c in PARTIAL])
+def test_partial_configs_take_the_config_classes_defaults(case: dict[str, object]) -> None:
+    result = estimate(case["config"])
+    assert result.ok and result.params["total"] == case["parameters"]
+
+
+@pytest.mark.live
+@pytest.mark.skipif(
+    importlib.util.find_spec("transformers") is None, reason="transformers is not installed"
+)
+def test_partial_counts_match_transformers_now() -> None:
+    from tests.estimator.make_golden import count_with_transformers
+
+    for case in PARTIAL:
+        assert count_with_transformers(dict(case["config"])) == case["parameters"]

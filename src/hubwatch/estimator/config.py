@@ -157,8 +157,16 @@ class Reader:
         return Reader(value, defaults, f"{self.where}.{key}", self.defaulted)
 
     def nested(self, key: str) -> Reader:
-        """The nested config under `key`, read with the defaults nested under `key` in ours."""
-        inner = self.defaults.get(key)
+        """The nested config under `key`, read with the defaults nested under `key` in ours.
+
+        NOTE: a wrapper's config class builds an absent sub-config with its own defaults
+        (`key`), but fills a given one's missing keys from the sub-config class's defaults
+        (`key@class`): PaliGemma's default vision tower has no head, SigLIP's class has one.
+        """
+        given = isinstance(self.raw.get(key), Mapping)
+        inner = self.defaults.get(f"{key}@class" if given else key)
+        if given and inner is None:
+            inner = self.defaults.get(key)
         return self.sub(key, inner if isinstance(inner, Mapping) else {})
 
 

@@ -19,6 +19,7 @@ from hubwatch.estimator.families.moe import (
     QWEN3_MOE,
 )
 from hubwatch.estimator.families.multimodal import LLAVA, QWEN3_ASR
+from hubwatch.estimator.families.seq2seq import SEQ2SEQ
 from hubwatch.estimator.families.sparse import SPARSE
 from hubwatch.estimator.families.ssm import SSM
 from hubwatch.estimator.families.text import (
@@ -63,6 +64,7 @@ BUILTINS: tuple[Family, ...] = (
     *ENCODERS,
     *VISION,
     *SSM,
+    *SEQ2SEQ,
 )
 """Every family hubwatch counts out of the box, in registration order."""
 

@@ -69,6 +69,8 @@ def text_tower(r: Reader, default_type: str) -> tuple[Tower, int]:
         raise CannotEstimate(
             f"{text_r.where} has model_type {name[:40]!r}, which this estimator cannot count"
         )
+    if name != default_type:  # another family's config class fills what the text_config omits
+        text_r = r.sub("text_config", family.defaults)
     built = family.builder.build(text_r, head=False)
     text = built.towers[0]
     tied = r.flag("tie_word_embeddings", True) or text_r.flag("tie_word_embeddings", True)
@@ -102,7 +104,8 @@ def paligemma(r: Reader, _architecture: str) -> Built:
     """PaliGemma: a SigLIP tower, one biased linear projector, a Gemma text decoder."""
     vision_r = r.nested("vision_config")
     vision = siglip_vision(vision_r)
-    width = vision_r.integer("projection_dim", limit="hidden")
+    # NOTE: PaliGemmaConfig overwrites vision_config.projection_dim with its own.
+    width = r.integer("projection_dim", limit="hidden")
     text, context = text_tower(r, "gemma")
     projector = Tower(
         "projector",
