@@ -45,14 +45,19 @@ def _stack(
     return (first,) + (rest,) * (layers - 1)
 
 
-def t5(r: Reader, architecture: str) -> Built:
-    """T5, mT5 and UMT5 for conditional generation."""
+def _checked(r: Reader, architecture: str) -> str:
+    """The family (t5, mt5, umt5); CannotEstimate for any head but conditional generation."""
     family = r.name("model_type") or "t5"
-    wanted = {"t5": "T5", "mt5": "MT5", "umt5": "UMT5"}.get(
-        family, "T5"
-    ) + "ForConditionalGeneration"
+    stem = {"t5": "T5", "mt5": "MT5", "umt5": "UMT5"}.get(family, "T5")
+    wanted = f"{stem}ForConditionalGeneration"
     if architecture not in ("", wanted):
         raise CannotEstimate(f"architecture {architecture[:60]!r}: only {wanted} is counted")
+    return family
+
+
+def t5(r: Reader, architecture: str) -> Built:
+    """T5, mT5 and UMT5 for conditional generation."""
+    family = _checked(r, architecture)
     d = r.integer("d_model", limit="hidden")
     inner = r.integer("num_heads", limit="heads") * r.integer("d_kv", limit="hidden")
     ff = r.integer("d_ff", limit="intermediate")
