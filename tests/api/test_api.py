@@ -180,3 +180,26 @@ def test_upstream_text_is_returned_verbatim_as_json(api: InProcess, shas: list[s
     body = api.get(f"/api/v1/repos/org/model/revisions/{shas[2]}").json()
     assert SCRIPT in body["revision"]["title"]
     assert REPO.repo_id == body["repo_id"]
+
+
+def test_estimate_training_settings_in_the_query_re_estimate_training(
+    api: InProcess, shas: list[str]
+) -> None:
+    url = f"/api/v1/repos/org/model/revisions/{shas[0]}/estimate"
+    stored = api.get(url).json()
+    tuned = api.get(
+        url, params={"precision": "bf16", "lora_targets": "q,v", "double_quant": "false"}
+    ).json()
+    assert tuned["settings"] == {"precision": "bf16", "lora_targets": "q,v", "double_quant": False}
+    full, was = tuned["training"]["full"]["parts"], stored["training"]["full"]["parts"]
+    assert full["gradients_and_optimizer"] < was["gradients_and_optimizer"]
+    assert (
+        "without double quantisation" in tuned["training"]["qlora"]["assumptions"]["base weights"]
+    )
+    assert tuned["params"] == stored["params"]
+
+
+def test_an_unknown_training_setting_value_is_refused(api: InProcess, shas: list[str]) -> None:
+    url = f"/api/v1/repos/org/model/revisions/{shas[0]}/estimate"
+    assert api.get(url, params={"precision": "fp64"}).status_code == 422
+    assert api.get(url, params={"lora_targets": "all-linear,q"}).status_code == 422

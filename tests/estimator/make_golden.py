@@ -1,7 +1,12 @@
 """Count every golden config's parameters with transformers on the meta device; write golden.json.
 
+The golden set is (1) the config-class defaults of every model type in golden/types.json (the
+model type and the architecture class built from it), and (2) the real published configs in
+golden/configs and tests/data/configs.
+
 Run: `python tests/estimator/make_golden.py` (needs torch and transformers; tests do not).
-`live_counts()` is also what the `live` test calls to compare without the file.
+`live_counts()` and `live_default_counts()` are what the `live` test calls to compare without
+the file.
 """
 
 from __future__ import annotations
@@ -16,6 +21,13 @@ REPO_CONFIGS = HERE / "golden" / "configs"
 # Real published configs, vendored from ../shared with their .source.txt notes.
 PUBLISHED_CONFIGS = HERE.parents[1] / "tests" / "data" / "configs"
 GOLDEN = HERE / "golden" / "golden.json"
+TYPES = HERE / "golden" / "types.json"
+
+
+def default_types() -> dict[str, str]:
+    """Every model type whose config-class defaults are golden, with the class built from them."""
+    types: dict[str, str] = json.loads(TYPES.read_text())
+    return types
 
 
 def golden_configs() -> dict[str, Path]:
@@ -82,19 +94,41 @@ def live_counts() -> dict[str, int]:
     }
 
 
+def count_defaults(model_type: str, architecture: str) -> int:
+    """Parameters of `architecture` built from `model_type`'s config-class defaults."""
+    import torch
+    import transformers
+    from transformers import AutoConfig
+
+    config = AutoConfig.for_model(model_type)
+    with torch.device("meta"):
+        model = getattr(transformers, architecture)(config)
+    return sum(p.numel() for p in model.parameters())
+
+
+def live_default_counts() -> dict[str, int]:
+    return {name: count_defaults(name, arch) for name, arch in default_types().items()}
+
+
 def main() -> None:
     import transformers
+    from transformers.utils import logging
 
+    logging.set_verbosity_error()  # the config classes' own token-id warnings
     counts = live_counts()
     GOLDEN.write_text(
         json.dumps(
-            {"transformers": transformers.__version__, "parameters": counts},
+            {
+                "transformers": transformers.__version__,
+                "parameters": counts,
+                "defaults": live_default_counts(),
+            },
             indent=2,
             sort_keys=True,
         )
         + "\n"
     )
-    print(f"{len(counts)} configs -> {GOLDEN}", file=sys.stderr)
+    print(f"{len(counts)} configs, {len(default_types())} types -> {GOLDEN}", file=sys.stderr)
 
 
 if __name__ == "__main__":

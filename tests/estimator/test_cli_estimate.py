@@ -63,3 +63,37 @@ def test_tracked_revision_is_estimated_from_the_store(tmp_path: Path) -> None:
     assert run(tmp_path, "track", "org/m", "--source", "git", "--url", str(upstream))[0] == 0
     code, stdout, _ = run(tmp_path, "estimate", "org/m", "--json")
     assert code == 0 and json.loads(stdout)["source"].startswith("org/m@")
+
+
+def test_training_settings_the_cli_now_expresses(tmp_path: Path) -> None:
+    base = ("estimate", "--config", str(LLAMA), "--json")
+    _, plain, _ = run(tmp_path, *base)
+    code, tuned, _ = run(
+        tmp_path,
+        *base,
+        "--precision",
+        "bf16",
+        "--attention",
+        "eager",
+        "--lora-targets",
+        "q,v",
+        "--no-double-quant",
+        "--fp32-embeddings",
+    )
+    assert code == 0
+    before = {m["workload"]: m for m in json.loads(plain)["memory"]}
+    after = {m["workload"]: m for m in json.loads(tuned)["memory"]}
+    assert (
+        after["full"]["parts"]["gradients_and_optimizer"]
+        < (before["full"]["parts"]["gradients_and_optimizer"])
+    )  # pure bf16: 8 bytes per parameter, not 16
+    assert "q_proj" in after["lora"]["assumptions"]["lora"]
+    assert "gate_proj" not in after["lora"]["assumptions"]["lora"]
+    assert "eager" in after["lora"]["assumptions"]["attention kernel"]
+    told = after["qlora"]["assumptions"]["base weights"]
+    assert "without double quantisation" in told and "fp32" in told
+
+
+def test_an_unknown_precision_is_a_usage_error(tmp_path: Path) -> None:
+    code, _, stderr = run(tmp_path, "estimate", "--config", str(LLAMA), "--precision", "fp64")
+    assert code == EXIT_USAGE and "precision 'fp64' is not one of" in stderr

@@ -166,6 +166,27 @@ class RevisionDetail(BaseModel):
     advisories: AdvisoryReportPublic
 
 
+class TrainingQuery(BaseModel):
+    """Training settings to re-estimate a revision's training memory under (query string); the
+    stored estimate is at 2048 tokens, batch 1, mixed precision, LoRA on every linear."""
+
+    seq_len: int | None = Field(None, ge=1, le=1 << 22, description="Training sequence length.")
+    batch: int | None = Field(None, ge=1, le=1 << 16, description="Sequences per step.")
+    checkpointing: bool | None = Field(None, description="Gradient checkpointing.")
+    precision: Literal["mixed", "bf16", "fp32"] | None = Field(None, description="Precision.")
+    attention: Literal["flash", "sdpa", "eager"] | None = Field(None, description="Kernel.")
+    lora_rank: int | None = Field(None, ge=1, le=1 << 16, description="LoRA / QLoRA rank.")
+    lora_targets: str | None = Field(
+        None, max_length=400, description="q,k,v,o,gate,up,down or module names, or all-linear."
+    )
+    double_quant: bool | None = Field(None, description="QLoRA: NF4 double quantisation.")
+    fp32_embeddings: bool | None = Field(None, description="QLoRA: fp32 embeddings and head.")
+
+    def given(self) -> dict[str, Any]:
+        """The settings the query states."""
+        return {k: v for k, v in self.model_dump().items() if v is not None}
+
+
 class DiffPublic(BaseModel):
     """What changed between any two stored revisions."""
 

@@ -29,52 +29,87 @@ if TYPE_CHECKING:
 MAX_CONFIG_BYTES = 32 * 1024 * 1024
 
 
+# The training options, as types, so that the command's signature stays one line per option.
+_Targets = Annotated[
+    str,
+    typer.Option(help="LoRA / QLoRA targets: q,k,v,o,gate,up,down or module names, or all-linear."),
+]
+_Precision = Annotated[
+    str, typer.Option(help="Training precision: mixed (fp32 master weights), bf16 (pure) or fp32.")
+]
+_Attention = Annotated[
+    str, typer.Option(help="Attention kernel while training: flash, sdpa or eager.")
+]
+_DoubleQuant = Annotated[
+    bool, typer.Option("--double-quant/--no-double-quant", help="QLoRA: NF4 double quantisation.")
+]
+_Fp32Io = Annotated[
+    bool,
+    typer.Option("--fp32-embeddings", help="QLoRA: embeddings, norms and head upcast to fp32."),
+]
+_Checkpointing = Annotated[
+    bool, typer.Option("--checkpointing", help="Training with gradient checkpointing.")
+]
+_Target = Annotated[
+    str | None,
+    typer.Argument(metavar="ORG/NAME[@REV]", help="A tracked repo (newest stored revision)."),
+]
+_Config = Annotated[
+    Path | None, typer.Option("--config", help="Estimate a local config.json instead.")
+]
+_Context = Annotated[
+    int | None, typer.Option(help="Serving context in tokens [default: the model's].")
+]
+_Tokens = Annotated[
+    int | None, typer.Option(help="Training job size in tokens, for a cost estimate.")
+]
+
+
 @_app.command()
 def estimate(
-    target: Annotated[
-        str | None,
-        typer.Argument(metavar="ORG/NAME[@REV]", help="A tracked repo (newest stored revision)."),
-    ] = None,
-    config: Annotated[
-        Path | None, typer.Option("--config", help="Estimate a local config.json instead.")
-    ] = None,
-    context: Annotated[
-        int | None, typer.Option(help="Serving context in tokens [default: the model's].")
-    ] = None,
+    target: _Target = None,
+    config: _Config = None,
+    context: _Context = None,
     batch: Annotated[int, typer.Option(help="Sequences served or trained at once.")] = 1,
     dtype: Annotated[str, typer.Option(help="Serving weights: bf16, fp8 or int4.")] = "bf16",
     seq_len: Annotated[int, typer.Option(help="Training sequence length.")] = 2048,
-    checkpointing: Annotated[
-        bool, typer.Option("--checkpointing", help="Training with gradient checkpointing.")
-    ] = False,
+    checkpointing: _Checkpointing = False,
     lora_rank: Annotated[int, typer.Option(help="LoRA / QLoRA rank.")] = 16,
-    tokens: Annotated[
-        int | None, typer.Option(help="Training job size in tokens, for a cost estimate.")
-    ] = None,
+    lora_targets: _Targets = "all-linear",
+    precision: _Precision = "mixed",
+    attention: _Attention = "flash",
+    double_quant: _DoubleQuant = True,
+    fp32_embeddings: _Fp32Io = False,
+    tokens: _Tokens = None,
     epochs: Annotated[float, typer.Option(help="Epochs of the training job.")] = 1.0,
     on: Annotated[str, typer.Option("--gpu", help="GPU of the cost estimate.")] = "H100-80GB",
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
     """Estimate parameters, serving and training memory, largest batch per card, and cost."""
     with loading():
-        from hubwatch.estimator import CannotEstimate, Job, estimate_json, size
+        from hubwatch.estimator import CannotEstimate, Job, Run, estimate_json, size
+        from hubwatch.estimator import lora_targets as parse_targets
         from hubwatch.parsing.json import loads_bounded
     with exit_on_error():
         raw, headers, source = _load(target, config)
     stored = estimate_json(raw, headers)
     if not stored.ok:
-        _cannot_estimate(source, stored.error or "", as_json)
+        _cannot_estimate(source, stored, as_json)
     try:
-        sized = size(
-            loads_bounded(raw),  # estimate_json read it within the limits already
-            context=context,
-            batch=batch,
-            dtype=dtype,
+        run = Run(
             seq_len=seq_len,
+            batch=batch,
             gradient_checkpointing=checkpointing,
+            attention=_choice(attention, ("flash", "sdpa", "eager"), "attention kernel"),
+            precision=_choice(precision, ("mixed", "bf16", "fp32"), "precision"),
             lora_rank=lora_rank,
-            job=None if tokens is None else Job(tokens, epochs, on),
+            lora_targets=parse_targets(lora_targets),
+            double_quant=double_quant,
+            fp32_io=fp32_embeddings,
         )
+        job = None if tokens is None else Job(tokens, epochs, on)
+        # estimate_json read the config within the limits already
+        sized = size(loads_bounded(raw), context=context, dtype=dtype, job=job, run=run)
     except CannotEstimate as exc:
         err.print(f"error: cannot estimate: {shown(exc)}", highlight=False)
         raise typer.Exit(EXIT_USAGE) from None
@@ -85,11 +120,22 @@ def estimate(
     _render(report, stored.params)
 
 
-def _cannot_estimate(source: str, error: str, as_json: bool) -> NoReturn:
+def _choice(value: str, allowed: tuple[Any, ...], what: str) -> Any:
+    from hubwatch.estimator import CannotEstimate  # imported already by `estimate`
+
+    if value not in allowed:
+        raise CannotEstimate(f"{what} {value[:20]!r} is not one of {', '.join(allowed)}")
+    return value
+
+
+def _cannot_estimate(source: str, stored: Estimate, as_json: bool) -> NoReturn:
+    error, rec = stored.error or "", stored.reconciliation
     if as_json:
-        print_json({"source": source, "ok": False, "error": error})
+        print_json({"source": source, "ok": False, "error": error, "reconciliation": rec})
     else:
         err.print(f"error: {shown(error)}", highlight=False)
+        if rec is not None:  # the checkpoint still says how many parameters it holds
+            out.print(f"checkpoint: {rec['of_record']:,} parameters of record")
     raise typer.Exit(EXIT_ERROR)
 
 
@@ -189,8 +235,8 @@ def _render(report: dict[str, Any], params: dict[str, Any]) -> None:
     out.print(cards)
     if (rec := report.get("reconciliation")) is not None:
         out.print(
-            f"checkpoint: {rec['stored']:,} stored in {rec['files']} file(s) vs "
-            f"{rec['derived']:,} derived ({rec['difference']:+,})"
+            f"checkpoint: {rec['stored']:,} parameters of record in {rec['files']} file(s); "
+            f"config cross-check {rec['derived']:,} ({rec['difference']:+,})"
         )
         for line in rec["explanations"]:
             out.print(f"  {shown(line)}", highlight=False)

@@ -11,13 +11,14 @@ from hubwatch.estimator.config import CannotEstimate, Reader
 from hubwatch.estimator.cost import Cost, training_cost
 from hubwatch.estimator.estimate import estimate, estimate_json
 from hubwatch.estimator.families import BUILTINS, Decoder
-from hubwatch.estimator.memory import Memory, kv_bytes_per_token, serving, training
+from hubwatch.estimator.memory import Memory, kv_bytes_per_token, serving
 from hubwatch.estimator.params import ParamCount, count_params
 from hubwatch.estimator.reading import read_model
 from hubwatch.estimator.reconcile import Reconciliation, reconcile
 from hubwatch.estimator.registry import Builder, Built, Family, families, register, unregister
 from hubwatch.estimator.sizing import Job, Sizing, size
 from hubwatch.estimator.structure import Model
+from hubwatch.estimator.training import Run, lora_targets, training
 from hubwatch.models.estimate import Estimate
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "ParamCount",
     "Reader",
     "Reconciliation",
+    "Run",
     "Sizing",
     "count_params",
     "estimate",
@@ -47,6 +49,7 @@ __all__ = [
     "gpu",
     "gpus",
     "kv_bytes_per_token",
+    "lora_targets",
     "read_model",
     "reconcile",
     "register",

@@ -9,7 +9,7 @@ from functools import cache
 from importlib.resources import files
 
 from hubwatch.estimator.config import CannotEstimate
-from hubwatch.estimator.memory import OVERHEAD, Memory
+from hubwatch.estimator.memory import CUDA_CONTEXT, SLACK, Memory, on_card
 
 MAX_BATCH = 65_536
 """Reported as "at least" when memory allows more (encoders, tiny models)."""
@@ -68,25 +68,58 @@ class Fit:
 
 def fit(memory: Memory, card: Gpu) -> Fit:
     """Largest batch of `memory`'s workload on `card`; a two-card split when one is too small."""
-    one = _max_batch(memory.fixed, memory.per_seq, card.memory)
+    return _fit(memory, card, _Sums(memory))
+
+
+class _Sums:
+    """Running sums of a workload's units: where each two-card split puts the bytes."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.units = memory.units
+        self.extra = memory.extra_per_seq
+        self.fixed = [0]
+        self.per = [0]
+        for u in memory.units:
+            self.fixed.append(self.fixed[-1] + u.fixed)
+            self.per.append(self.per[-1] + u.per_seq)
+
+
+def _fit(memory: Memory, card: Gpu, sums: _Sums) -> Fit:
+    one = _max_batch(*on_card(sums.fixed[-1], sums.per[-1] + sums.extra), card.memory)
     if one >= 1:
         return Fit(card.name, 1, one)
-    units = memory.units
+    units, fixed, per, extra = sums.units, sums.fixed, sums.per, sums.extra
+    capacity, grow = card.memory - CUDA_CONTEXT, 1 + SLACK
+
+    def fitting(fixed_bytes: int, per_seq: int) -> int:  # _max_batch(*on_card(...)), inlined
+        room = capacity - math.ceil(grow * fixed_bytes)
+        if room < 0:
+            return 0
+        if per_seq <= 0:
+            return MAX_BATCH
+        return min(MAX_BATCH, room // math.ceil(grow * per_seq))
+
+    def first(k: int) -> int:  # units[:k] on one card: fewer sequences fit as k grows
+        return fitting(fixed[k], per[k] + extra)
+
+    def second(k: int) -> int:  # units[k:] on the other: more fit as k grows
+        return fitting(fixed[-1] - fixed[k], per[-1] - per[k] + extra)
+
+    # NOTE: min(first, second) peaks where the two cross, so a binary search finds the best
+    # split in log(layers) steps instead of trying every one.
+    lo, hi = 1, len(units) - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if first(mid) <= second(mid):
+            hi = mid
+        else:
+            lo = mid + 1
     best, where = 0, None
-    for k in range(1, len(units)):
-        first, second = units[:k], units[k:]
-        b = min(
-            _max_batch(
-                OVERHEAD + sum(u.fixed for u in part),
-                sum(u.per_seq for u in part) + memory.extra_per_seq,
-                card.memory,
-            )
-            for part in (first, second)
-        )
-        if b > best:
+    for k in (lo - 1, lo):
+        if 1 <= k < len(units) and (b := min(first(k), second(k))) > best:
             best, where = (
                 b,
-                f"{first[0].name}..{first[-1].name} | {second[0].name}..{second[-1].name}",
+                f"{units[0].name}..{units[k - 1].name} | {units[k].name}..{units[-1].name}",
             )
     return Fit(card.name, 2, best, where)
 
@@ -101,4 +134,5 @@ def _max_batch(fixed: int, per_seq: int, capacity: int) -> int:
 
 def fits(memory: Memory) -> list[Fit]:
     """The largest batch on every card of the table."""
-    return [fit(memory, card) for card in gpus()]
+    sums = _Sums(memory)
+    return [_fit(memory, card, sums) for card in gpus()]

@@ -53,18 +53,25 @@ class Reader:
                 return key, self.raw[key]
         for key in keys:
             if key in self.defaults:
-                if f"{self.where}.{key}" not in self.defaulted:
-                    self.defaulted.append(f"{self.where}.{key}")
-                return key, self.defaults[key]
+                self._defaulted(key)
+                if self.defaults[key] is not None or default is _MISSING:
+                    return key, self.defaults[key]
+                break  # the config class's own null: the caller's default, if any, decides
         if default is not _MISSING:
             return keys[0], default
         raise CannotEstimate(f"{self.where} lacks {keys[0]!r} and its family has no default")
+
+    def _defaulted(self, key: str) -> None:
+        if f"{self.where}.{key}" not in self.defaulted:
+            self.defaulted.append(f"{self.where}.{key}")
 
     def integer(
         self, *keys: str, limit: str = "small", minimum: int = 1, default: object = _MISSING
     ) -> int:
         """A positive (or >= minimum) integer under the first of `keys` present."""
         key, value = self._get(keys, default)
+        if value is None:
+            raise CannotEstimate(f"{self.where} lacks {keys[0]!r} and its family has no default")
         if isinstance(value, bool) or not isinstance(value, int):
             if isinstance(value, float) and value.is_integer():
                 value = int(value)
@@ -83,9 +90,11 @@ class Reader:
         if any(key in self.raw and self.raw[key] is None for key in keys):
             return None  # an explicit null: "none" (no sliding window, no q LoRA rank)
         try:
-            self._get(keys, _MISSING)
+            _key, value = self._get(keys, _MISSING)
         except CannotEstimate:
             return None
+        if value is None:
+            return None  # the config class's default is null too
         return self.integer(*keys, limit=limit, minimum=minimum)
 
     def flag(self, key: str, default: bool | object = _MISSING) -> bool:
@@ -94,14 +103,33 @@ class Reader:
             raise CannotEstimate(f"{self.where}.{key} is {_shown(value)}, not true or false")
         return value
 
+    def get(self, key: str, default: object = None) -> object:
+        """The raw value under `key` (nested objects, lists), else the family's default."""
+        value = self.raw.get(key)
+        if value is None and key in self.defaults:
+            self._defaulted(key)
+            value = self.defaults[key]
+        return default if value is None else value
+
+    def window(self, key: str = "sliding_window") -> int | None:
+        """A sliding window in tokens; null and 0 both mean none (qwen2_moe's config class
+        writes 0 when sliding windows are off)."""
+        return self.opt_integer(key, limit="context", minimum=0) or None
+
     def name(self, key: str, default: str | None = None) -> str | None:
-        value = self.raw.get(key, self.defaults.get(key, default))
+        value = self.raw.get(key)
+        if value is None and key in self.defaults:
+            self._defaulted(key)
+            value = self.defaults[key]
         return value if isinstance(value, str) else default
 
     def int_list(self, key: str, default: list[int] | None = None) -> list[int]:
         value = self.raw.get(key)
+        if value is None and key in self.defaults:
+            self._defaulted(key)
+            value = self.defaults[key]
         if value is None:
-            value = self.defaults.get(key, default if default is not None else [])
+            value = default if default is not None else []
         if not isinstance(value, list) or len(value) > LIMITS["layers"]:
             raise CannotEstimate(f"{self.where}.{key} is not a list of at most 10000 integers")
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
@@ -110,6 +138,9 @@ class Reader:
 
     def str_list(self, key: str) -> list[str] | None:
         value = self.raw.get(key)
+        if value is None and key in self.defaults:
+            self._defaulted(key)
+            value = self.defaults[key]
         if value is None:
             return None
         if not isinstance(value, list) or len(value) > LIMITS["layers"]:
@@ -124,6 +155,19 @@ class Reader:
         if value is None:
             value = {}
         return Reader(value, defaults, f"{self.where}.{key}", self.defaulted)
+
+    def nested(self, key: str) -> Reader:
+        """The nested config under `key`, read with the defaults nested under `key` in ours.
+
+        NOTE: a wrapper's config class builds an absent sub-config with its own defaults
+        (`key`), but fills a given one's missing keys from the sub-config class's defaults
+        (`key@class`): PaliGemma's default vision tower has no head, SigLIP's class has one.
+        """
+        given = isinstance(self.raw.get(key), Mapping)
+        inner = self.defaults.get(f"{key}@class" if given else key)
+        if given and inner is None:
+            inner = self.defaults.get(key)
+        return self.sub(key, inner if isinstance(inner, Mapping) else {})
 
 
 def _shown(value: object) -> str:

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from hubwatch.errors import UnsafeContent
 from hubwatch.estimator.config import CannotEstimate
 from hubwatch.estimator.memory import Memory, kv_bytes_per_token
-from hubwatch.estimator.reconcile import reconcile
+from hubwatch.estimator.reconcile import headers_only, reconcile
 from hubwatch.estimator.sizing import size
+from hubwatch.estimator.training import Run
 from hubwatch.models.estimate import Estimate
 from hubwatch.parsing.json import loads_bounded
 
@@ -41,10 +42,35 @@ def estimate(config: object, headers: Mapping[str, Mapping[str, object]] | None 
     try:
         return _estimate(config, headers)
     except CannotEstimate as exc:
-        return failed(str(exc))
+        result = failed(str(exc))
+        if headers:
+            # NOTE: the headers' sum is exact for any architecture, counted or refused.
+            counted = asdict(headers_only(headers, "the config cannot be estimated"))
+            result = replace(result, reconciliation=counted)
+        return result
     except (TypeError, ValueError, KeyError, OverflowError, RecursionError) as exc:
         # NOTE: upstream input is untrusted; a shape we did not foresee is a result, not a crash.
         return failed(f"unreadable config ({type(exc).__name__}: {str(exc)[:120]})")
+
+
+def retrained(raw: bytes | str, run: Run) -> dict[str, Any]:
+    """Training memory and largest batches of the config in `raw` under `run`'s settings (its
+    method aside: full, LoRA and QLoRA all); CannotEstimate when the config or a setting is bad."""
+    try:
+        config = loads_bounded(raw)
+    except UnsafeContent as exc:
+        raise CannotEstimate(f"config.json: {exc}") from None
+    sized = size(config, run=run)
+    return {
+        "training": {m.workload: _memory(m) for m in sized.memory[1:]},
+        "max_batch": {
+            m.workload: {
+                f.gpu: {"cards": f.cards, "max_batch": f.max_batch, "split": f.split}
+                for f in sized.max_batch[m.workload]
+            }
+            for m in sized.memory[1:]
+        },
+    }
 
 
 def _memory(m: Memory) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from hubwatch.estimator.structure import Model
@@ -33,12 +33,22 @@ def count_params(model: Model) -> ParamCount:
     by_module: dict[str, int] = defaultdict(int)
     total = active = 0
     for tower in model.towers:
-        for p in tower.all_params():
-            total += p.numel
-            active += p.active_numel
-            by_kind[p.kind] += p.numel
-            by_tower[tower.name] += p.numel
-            by_module[f"{tower.name}.{p.module}"] += p.numel
+        # NOTE: layers alike are one Layer object; count each once, times its repeats.
+        repeats: Counter[int] = Counter(id(layer.params) for layer in tower.layers)
+        groups = [(tower.before, 1), (tower.after, 1)]
+        groups += [
+            (layer.params, repeats.pop(id(layer.params)))
+            for layer in tower.layers
+            if id(layer.params) in repeats
+        ]
+        for params, times in groups:
+            for p in params:
+                n = p.numel * times
+                total += n
+                active += p.active_numel * times
+                by_kind[p.kind] += n
+                by_tower[tower.name] += n
+                by_module[f"{tower.name}.{p.module}"] += n
     embedding = by_kind.get("embedding", 0)
     return ParamCount(
         total=total,

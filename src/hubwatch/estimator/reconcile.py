@@ -30,10 +30,14 @@ class Reconciliation:
 
     stored: int
     """Parameters in the headers (packed low-bit tensors unpacked, side tensors left out)."""
+    of_record: int
+    """The parameter count of record: the headers' sum (exact for any architecture, what the
+    checkpoint holds); the config-derived count is its cross-check."""
     by_dtype: dict[str, int]
     """Stored scalars per safetensors dtype (as stored: packed elements, not unpacked)."""
-    derived: int
-    difference: int
+    derived: int | None
+    """The count derived from the config; None when the config could not be counted."""
+    difference: int | None
     """stored - derived."""
     quantized: bool
     explanations: tuple[str, ...]
@@ -48,6 +52,40 @@ def reconcile(
     model: Model, params: ParamCount, headers: Mapping[str, Mapping[str, object]]
 ) -> Reconciliation:
     """Compare the tensors of every safetensors header with the derived count, in words."""
+    stored, by_dtype, quantized, names = _scan(headers)
+    derived = params.total
+    return Reconciliation(
+        stored=stored,
+        of_record=stored,
+        by_dtype=by_dtype,
+        derived=derived,
+        difference=stored - derived,
+        quantized=quantized,
+        explanations=tuple(_explain(model, names, stored - derived)),
+        files=len(headers),
+    )
+
+
+def headers_only(headers: Mapping[str, Mapping[str, object]], why: str) -> Reconciliation:
+    """The headers' count when the config could not be counted (`why`): still the count of
+    record, with nothing to cross-check it against."""
+    stored, by_dtype, quantized, _names = _scan(headers)
+    return Reconciliation(
+        stored=stored,
+        of_record=stored,
+        by_dtype=by_dtype,
+        derived=None,
+        difference=None,
+        quantized=quantized,
+        explanations=(f"the checkpoint's own count; no config-derived cross-check ({why})",),
+        files=len(headers),
+    )
+
+
+def _scan(
+    headers: Mapping[str, Mapping[str, object]],
+) -> tuple[int, dict[str, int], bool, dict[str, int]]:
+    """(stored parameters, scalars per dtype, quantised?, parameters per tensor name)."""
     by_dtype: dict[str, int] = defaultdict(int)
     stored = 0
     quantized = False
@@ -80,16 +118,7 @@ def reconcile(
                 numel *= 2  # bitsandbytes 4-bit: two values per byte
             names[name] = numel
             stored += numel
-    derived = params.total
-    return Reconciliation(
-        stored=stored,
-        by_dtype=dict(by_dtype),
-        derived=derived,
-        difference=stored - derived,
-        quantized=quantized,
-        explanations=tuple(_explain(model, names, stored - derived)),
-        files=len(headers),
-    )
+    return stored, dict(by_dtype), quantized, names
 
 
 def _has_quant_state(header: Mapping[str, object], name: str) -> bool:

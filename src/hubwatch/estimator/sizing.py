@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hubwatch.estimator.cards import Fit, fits, gpu
 from hubwatch.estimator.cost import Cost, training_cost
-from hubwatch.estimator.memory import Memory, serving, training
+from hubwatch.estimator.memory import Memory, serving
 from hubwatch.estimator.params import ParamCount, count_params
 from hubwatch.estimator.reading import read_model
 from hubwatch.estimator.structure import Model
+from hubwatch.estimator.training import Run, training
 from hubwatch.models.estimate import TRAIN_SEQ_LEN
 
 
@@ -47,35 +48,35 @@ def size(
     gradient_checkpointing: bool = False,
     lora_rank: int = 16,
     job: Job | None = None,
+    run: Run | None = None,
 ) -> Sizing:
     """Serving memory (weights at `dtype`, `batch` sequences of `context` tokens, the model's
-    own by default) and training memory (`batch` sequences of `seq_len`) with the largest batch
-    on every card, and the cost of `job`; CannotEstimate when the config or a setting is bad."""
+    own by default) and training memory (`batch` sequences of `seq_len`, or the settings of
+    `run` whatever its method) with the largest batch on every card, and the cost of `job`;
+    CannotEstimate when the config or a setting is bad."""
     model = read_model(config)
     params = count_params(model)
-    memory = (serving(model, dtype=dtype, context=context, batch=batch),) + tuple(
-        training(
-            model,
-            method=method,
-            seq_len=seq_len,
-            batch=batch,
-            gradient_checkpointing=gradient_checkpointing,
-            lora_rank=lora_rank,
-        )
-        for method in ("full", "lora", "qlora")
+    base = run or Run(
+        seq_len=seq_len,
+        batch=batch,
+        gradient_checkpointing=gradient_checkpointing,
+        lora_rank=lora_rank,
+    )
+    memory = (serving(model, dtype=dtype, context=context, batch=base.batch),) + tuple(
+        training(model, replace(base, method=method)) for method in ("full", "lora", "qlora")
     )
     max_batch = {m.workload: fits(m) for m in memory}
     cost = None
     if job is not None:
         # Weights, gradients and optimizer states of a full fine-tune: what the time rests on.
-        full = training(model, method="full", seq_len=seq_len, batch=batch)
+        full = training(model, replace(base, method="full"))
         cost = training_cost(
             params,
             full,
             gpu(job.gpu),
             tokens=job.tokens,
             epochs=job.epochs,
-            seq_len=seq_len,
-            batch=batch,
+            seq_len=base.seq_len,
+            batch=base.batch,
         )
     return Sizing(model, params, memory, max_batch, cost)

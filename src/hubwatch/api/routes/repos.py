@@ -31,7 +31,10 @@ from hubwatch.api.schemas import (
     RevisionChangesPublic,
     RevisionDetail,
     RevisionPage,
+    TrainingQuery,
 )
+from hubwatch.estimator import CannotEstimate, Run, lora_targets
+from hubwatch.estimator.estimate import retrained
 from hubwatch.models import RepoRef, Severity, SourceKind, strip_credentials
 from hubwatch.tracker.compare import diff_stored
 
@@ -116,10 +119,29 @@ def get_revision(org: str, name: str, rev: Rev, store: StoreDep) -> RevisionDeta
 
 
 @reads.get("/repos/{org}/{name}/revisions/{rev}/estimate")
-def get_estimate(org: str, name: str, rev: Rev, store: StoreDep) -> dict[str, Any] | None:
-    """The estimator's result for the revision's config.json; null without one."""
+def get_estimate(
+    org: str,
+    name: str,
+    rev: Rev,
+    store: StoreDep,
+    settings: Annotated[TrainingQuery, Query()],
+) -> dict[str, Any] | None:
+    """The estimator's result for the revision's config.json; null without one. Training
+    settings in the query re-estimate its training memory and batches under them."""
     repo_id = repo_path(org, name)
-    return estimate_public(store.estimate(repo_id, store.revision(repo_id, rev).sha))
+    sha = store.revision(repo_id, rev).sha
+    stored = estimate_public(store.estimate(repo_id, sha))
+    given = settings.given()
+    if stored is None or not given or not stored.get("ok"):
+        return stored
+    config = next((f for f in store.files(repo_id, sha) if f.path == "config.json"), None)
+    if config is None or config.content_sha256 is None:
+        return stored
+    try:
+        run = training_run(given)
+        return stored | retrained(store.blob(config.content_sha256), run) | {"settings": given}
+    except CannotEstimate as exc:
+        raise HTTPException(422, f"cannot estimate: {exc}") from None
 
 
 @reads.get("/repos/{org}/{name}/revisions/{rev}/advisories")
@@ -174,4 +196,19 @@ def get_diff(
         found = [c for c in found if c.severity.rank >= severity.rank]
     return DiffPublic(
         repo_id=repo_id, from_sha=a.sha, to_sha=b.sha, changes=[change_public(c) for c in found]
+    )
+
+
+def training_run(given: dict[str, Any]) -> Run:
+    """The `Run` a training query states; the stored estimate's settings for the rest."""
+    return Run(
+        seq_len=given.get("seq_len", 2048),
+        batch=given.get("batch", 1),
+        gradient_checkpointing=given.get("checkpointing", False),
+        attention=given.get("attention", "flash"),
+        precision=given.get("precision", "mixed"),
+        lora_rank=given.get("lora_rank", 16),
+        lora_targets=lora_targets(given.get("lora_targets")),
+        double_quant=given.get("double_quant", True),
+        fp32_io=given.get("fp32_embeddings", False),
     )

@@ -5,11 +5,23 @@ A new family is a `Family` record in a module here (or anywhere) and one line in
 
 from __future__ import annotations
 
+from hubwatch.estimator.families.classic import CLASSIC
 from hubwatch.estimator.families.decoder import Decoder, Moe
+from hubwatch.estimator.families.dense import DENSE
 from hubwatch.estimator.families.drafters import DFLASH_DRAFTER
-from hubwatch.estimator.families.encoders import BERT
-from hubwatch.estimator.families.moe import DEEPSEEK_V3, MIXTRAL, QWEN2_MOE, QWEN3_MOE
+from hubwatch.estimator.families.encoders import BERT, ENCODERS
+from hubwatch.estimator.families.moe import (
+    DEEPSEEK_V2,
+    DEEPSEEK_V3,
+    DEEPSEEK_V32,
+    MIXTRAL,
+    QWEN2_MOE,
+    QWEN3_MOE,
+)
 from hubwatch.estimator.families.multimodal import LLAVA, QWEN3_ASR
+from hubwatch.estimator.families.seq2seq import SEQ2SEQ
+from hubwatch.estimator.families.sparse import SPARSE
+from hubwatch.estimator.families.ssm import SSM
 from hubwatch.estimator.families.text import (
     GEMMA,
     GEMMA2,
@@ -22,6 +34,7 @@ from hubwatch.estimator.families.text import (
     QWEN2,
     QWEN3,
 )
+from hubwatch.estimator.families.vision import VISION
 from hubwatch.estimator.registry import Family, register
 
 BUILTINS: tuple[Family, ...] = (
@@ -43,6 +56,15 @@ BUILTINS: tuple[Family, ...] = (
     LLAVA,
     QWEN3_ASR,
     DFLASH_DRAFTER,
+    *DENSE,
+    *SPARSE,
+    *CLASSIC,
+    DEEPSEEK_V2,
+    DEEPSEEK_V32,
+    *ENCODERS,
+    *VISION,
+    *SSM,
+    *SEQ2SEQ,
 )
 """Every family hubwatch counts out of the box, in registration order."""
 

@@ -27,23 +27,26 @@ class Moe:
     """A gate on the shared expert's output (qwen2_moe)."""
     shared_name: str = "shared_expert"
     """Module name of the shared expert (deepseek_v3 says `shared_experts`)."""
+    router_bias: bool = False
+    """A bias on the router (gpt_oss)."""
+    expert_bias: bool = False
+    """Biases on the experts' projections (gpt_oss)."""
+    score_bias: bool = False
+    """A learned per-expert score correction held as a parameter (ernie4_5_moe)."""
 
     def params(self, hidden: int) -> list[Param]:
         """Router, routed experts and shared expert of one sparse layer."""
         e, k, size = self.experts, self.top_k, self.size
+        bias = self.expert_bias
         out = [
-            linear("mlp.gate", hidden, e, bias=False, kind="router"),
+            linear("mlp.gate", hidden, e, bias=self.router_bias, kind="router"),
             linear(
-                "mlp.experts.gate_up",
-                hidden,
-                2 * size,
-                bias=False,
-                kind="experts",
-                copies=e,
-                used=k,
+                "mlp.experts.gate_up", hidden, 2 * size, bias=bias, kind="experts", copies=e, used=k
             ),
-            linear("mlp.experts.down", size, hidden, bias=False, kind="experts", copies=e, used=k),
+            linear("mlp.experts.down", size, hidden, bias=bias, kind="experts", copies=e, used=k),
         ]
+        if self.score_bias:
+            out.append(plain("mlp.gate.e_score_correction_bias", e, "router"))
         if self.shared:
             name = f"mlp.{self.shared_name}"
             out += [
@@ -72,19 +75,64 @@ def all_full(_r: Reader, layers: int) -> list[str]:
     return ["full_attention"] * layers
 
 
+Biases = Callable[[Reader], tuple[bool, bool, bool]]
+"""Whether q/k/v, the attention output and the MLP carry biases, as a family reads them."""
+
+
+def llama_biases(r: Reader) -> tuple[bool, bool, bool]:
+    """attention_bias for every attention projection, mlp_bias for the MLP."""
+    bias = r.flag("attention_bias", False)
+    return bias, bias, r.flag("mlp_bias", False)
+
+
+def qwen2_biases(_r: Reader) -> tuple[bool, bool, bool]:
+    """q, k and v always carry a bias and o_proj never does, whatever attention_bias says."""
+    return True, False, False
+
+
+def all_biases(_r: Reader) -> tuple[bool, bool, bool]:
+    """Every linear layer but the head carries a bias (phi, persimmon, gpt_neox)."""
+    return True, True, True
+
+
+def use_bias(r: Reader) -> tuple[bool, bool, bool]:
+    """One `use_bias` switch for every linear layer (starcoder2)."""
+    bias = r.flag("use_bias")
+    return bias, bias, bias
+
+
 @dataclass(frozen=True, slots=True)
 class Decoder:
     """A llama-shaped decoder family, as the ways it departs from llama; called, it counts a
-    config. `Decoder()` is llama itself, and what an unknown family is counted as."""
+    config. `Decoder()` is llama itself."""
 
-    fused: bool = False
-    """One qkv_proj and one gate_up_proj instead of separate projections (phi3)."""
-    qwen2_bias: bool = False
-    """q, k and v always carry a bias and o_proj never does, whatever attention_bias says."""
+    fused_qkv: bool = False
+    """One qkv_proj instead of q, k and v projections (phi3, gpt_neox, persimmon)."""
+    mlp: Literal["gated", "plain", "fused"] = "gated"
+    """gate/up/down (llama), up/down without a gate (starcoder2, phi, gpt_neox), one
+    gate_up_proj and down (phi3, glm)."""
+    biases: Biases = llama_biases
     qk_norm: Literal["head", "projection"] | None = None
-    """RMSNorm of queries and keys: per head (qwen3, gemma3) or over the projection (olmo2)."""
+    """Norm of queries and keys: per head (qwen3, gemma3) or over the projection (olmo2)."""
+    qk_norm_flag: str = ""
+    """The config switch that turns the q/k norm on, when it is optional (stablelm, cohere)."""
+    norm_size: int = 1
+    """Parameters per feature of one norm: 1 (RMSNorm, LayerNorm without bias), 2 (LayerNorm
+    with bias), 0 (olmo's LayerNorm without parameters)."""
     norms: int = 2
-    """Norm vectors of `hidden_size` per layer (gemma2 and gemma3 have four)."""
+    """Norm vectors of `hidden_size` per layer (gemma2 and gemma3 have four, cohere one)."""
+    norms_rule: Callable[[Reader], int] | None = None
+    """Norms per layer when a config switch decides (stablelm's parallel residual)."""
+    qk_norm_size: int = 0
+    """Parameters per feature of the q/k norms when not `norm_size` (stablelm's have no bias)."""
+    layer_scalars: int = 0
+    """Scalar parameters per layer (apertus's xIELU activation keeps two)."""
+    head_bias: bool = False
+    """A bias on the LM head (phi)."""
+    sinks: bool = False
+    """A learned attention-sink logit per head in each layer (gpt_oss)."""
+    floor_head_dim: bool = False
+    """head_dim is hidden_size // heads even when heads do not divide it (glm4_moe)."""
     layer_types: LayerTypes = all_full
     """The attention type of each layer when the config gives no `layer_types`."""
     experts: Experts | None = None
@@ -96,14 +144,14 @@ class Decoder:
     def build(self, r: Reader, name: str = "text", head: bool = True) -> Built:
         """Embeddings, the decoder layers, the final norm and (unless tied or `head` is False)
         the LM head, as one tower called `name`."""
-        d = _dims(r)
+        d = _dims(r, self.floor_head_dim)
         types = _layer_types(r, self, d.layers)
         moe = None if self.experts is None else self.experts(r, d.layers)
-        layers = _layers(self, d, types, moe)
+        layers = _layers(self, d, types, moe, r)
         before = (plain("embed_tokens", d.vocab * d.hidden, "embedding"),)
-        after = [plain("norm", d.hidden, "norm")]
+        after = [plain("norm", self.norm_size * d.hidden, "norm")]
         if head and not d.tied:
-            after.append(linear("lm_head", d.hidden, d.vocab, bias=False, kind="head"))
+            after.append(linear("lm_head", d.hidden, d.vocab, bias=self.head_bias, kind="head"))
         tower = Tower(name, before, layers, tuple(after), d.hidden, d.vocab)
         return Built((tower,), d.context)
 
@@ -121,17 +169,15 @@ class _Dims:
     inter: int
     context: int
     tied: bool
-    bias: bool
-    mlp_bias: bool
     window: int | None
 
 
-def _dims(r: Reader) -> _Dims:
+def _dims(r: Reader, floor: bool = False) -> _Dims:
     # NOTE: the order of the reads is the order of the defaults listed in the model's notes.
     hidden = r.integer("hidden_size", limit="hidden")
     layers = r.integer("num_hidden_layers", limit="layers")
     vocab = r.integer("vocab_size", limit="vocab")
-    heads, kv, head_dim = _heads(r, hidden)
+    heads, kv, head_dim = _heads(r, hidden, floor)
     return _Dims(
         hidden,
         layers,
@@ -142,18 +188,16 @@ def _dims(r: Reader) -> _Dims:
         inter=r.integer("intermediate_size", limit="intermediate"),
         context=r.integer("max_position_embeddings", limit="context"),
         tied=r.flag("tie_word_embeddings"),
-        bias=r.flag("attention_bias", False),
-        mlp_bias=r.flag("mlp_bias", False),
-        window=r.opt_integer("sliding_window", limit="context"),
+        window=r.window(),
     )
 
 
-def _heads(r: Reader, hidden: int) -> tuple[int, int, int]:
+def _heads(r: Reader, hidden: int, floor: bool = False) -> tuple[int, int, int]:
     heads = r.integer("num_attention_heads", "n_head", limit="heads")
     kv = r.opt_integer("num_key_value_heads", limit="heads") or heads
     head_dim = r.opt_integer("head_dim", limit="hidden")
     if head_dim is None:
-        if hidden % heads:
+        if hidden % heads and not floor:
             raise CannotEstimate(
                 f"{r.where}: hidden size {hidden} is not divisible by {heads} attention heads"
             )
@@ -185,55 +229,75 @@ def _kv(kind: str, elems: int, window: int | None) -> tuple[KvKind, int, int | N
     return KvKind.NONE, 0, None  # linear attention, mamba, conv: a fixed state, not per token
 
 
-def _attention(shape: Decoder, d: _Dims) -> list[Param]:
+def _attention(shape: Decoder, d: _Dims, r: Reader, qkv_bias: bool, o_bias: bool) -> list[Param]:
     q, k = d.heads * d.head_dim, d.kv * d.head_dim
-    qkv_bias = d.bias or shape.qwen2_bias
-    if shape.fused:
-        params = [linear("self_attn.qkv_proj", d.hidden, q + 2 * k, bias=False, kind="attention")]
+    if shape.fused_qkv:
+        params = [
+            linear("self_attn.qkv_proj", d.hidden, q + 2 * k, bias=qkv_bias, kind="attention")
+        ]
     else:
         params = [
             linear("self_attn.q_proj", d.hidden, q, bias=qkv_bias, kind="attention"),
             linear("self_attn.k_proj", d.hidden, k, bias=qkv_bias, kind="attention"),
             linear("self_attn.v_proj", d.hidden, k, bias=qkv_bias, kind="attention"),
         ]
-    o_bias = d.bias and not shape.qwen2_bias
     params.append(linear("self_attn.o_proj", q, d.hidden, bias=o_bias, kind="attention"))
+    if shape.sinks:
+        params.append(plain("self_attn.sinks", d.heads, "attention"))
+    if shape.qk_norm_flag and not r.flag(shape.qk_norm_flag):
+        return params
+    n = shape.qk_norm_size or shape.norm_size
     if shape.qk_norm == "head":
         params += [
-            plain("self_attn.q_norm", d.head_dim, "norm"),
-            plain("self_attn.k_norm", d.head_dim, "norm"),
+            plain("self_attn.q_norm", n * d.head_dim, "norm"),
+            plain("self_attn.k_norm", n * d.head_dim, "norm"),
         ]
     elif shape.qk_norm == "projection":
-        params += [plain("self_attn.q_norm", q, "norm"), plain("self_attn.k_norm", k, "norm")]
+        params += [
+            plain("self_attn.q_norm", n * q, "norm"),
+            plain("self_attn.k_norm", n * k, "norm"),
+        ]
     return params
 
 
-def _dense(shape: Decoder, d: _Dims) -> list[Param]:
-    if shape.fused:
+def _dense(shape: Decoder, d: _Dims, bias: bool) -> list[Param]:
+    if shape.mlp == "fused":
         return [
-            linear("mlp.gate_up_proj", d.hidden, 2 * d.inter, bias=False, kind="mlp"),
-            linear("mlp.down_proj", d.inter, d.hidden, bias=False, kind="mlp"),
+            linear("mlp.gate_up_proj", d.hidden, 2 * d.inter, bias=bias, kind="mlp"),
+            linear("mlp.down_proj", d.inter, d.hidden, bias=bias, kind="mlp"),
         ]
+    gate = [linear("mlp.gate_proj", d.hidden, d.inter, bias=bias, kind="mlp")]
     return [
-        linear("mlp.gate_proj", d.hidden, d.inter, bias=d.mlp_bias, kind="mlp"),
-        linear("mlp.up_proj", d.hidden, d.inter, bias=d.mlp_bias, kind="mlp"),
-        linear("mlp.down_proj", d.inter, d.hidden, bias=d.mlp_bias, kind="mlp"),
+        *(gate if shape.mlp == "gated" else []),
+        linear("mlp.up_proj", d.hidden, d.inter, bias=bias, kind="mlp"),
+        linear("mlp.down_proj", d.inter, d.hidden, bias=bias, kind="mlp"),
     ]
 
 
-def _layers(shape: Decoder, d: _Dims, types: list[str], moe: Moe | None) -> tuple[Layer, ...]:
-    attention, dense = _attention(shape, d), _dense(shape, d)
+def _layers(
+    shape: Decoder, d: _Dims, types: list[str], moe: Moe | None, r: Reader
+) -> tuple[Layer, ...]:
+    qkv_bias, o_bias, mlp_bias = shape.biases(r)
+    attention = _attention(shape, d, r, qkv_bias, o_bias)
+    dense = _dense(shape, d, mlp_bias)
+    norms = shape.norms if shape.norms_rule is None else shape.norms_rule(r)
+    if shape.layer_scalars:
+        dense.append(plain("mlp.act_fn", shape.layer_scalars, "mlp"))
+    norm = plain("layernorms", shape.norm_size * norms * d.hidden, "norm")
+    blocks = {False: (*attention, *dense, norm)}
+    if moe is not None:
+        blocks[True] = (*attention, *moe.params(d.hidden), norm)
+    # NOTE: one Layer per distinct (block, cache) pair, shared by every layer that is alike, so
+    # what is computed per layer downstream is computed once per kind of layer.
+    made: dict[tuple[bool, str], Layer] = {}
     out: list[Layer] = []
     for i in range(d.layers):
-        params = list(attention)
-        act = 4 * d.hidden + 2 * d.heads * d.head_dim + 2 * d.kv * d.head_dim
-        if moe is not None and i in moe.sparse:
-            params += moe.params(d.hidden)
-            act += moe.act(d.hidden)
-        else:
-            params += dense
-            act += 4 * d.inter
-        params.append(plain("layernorms", shape.norms * d.hidden, "norm"))
-        kind, elems, window = _kv(types[i], 2 * d.kv * d.head_dim, d.window)
-        out.append(Layer(tuple(params), kind, elems, window, act, d.heads))
+        sparse = moe is not None and i in moe.sparse
+        key = (sparse, types[i])
+        if key not in made:
+            act = 4 * d.hidden + 2 * d.heads * d.head_dim + 2 * d.kv * d.head_dim
+            act += moe.act(d.hidden) if moe is not None and sparse else 4 * d.inter
+            kind, elems, window = _kv(types[i], 2 * d.kv * d.head_dim, d.window)
+            made[key] = Layer(blocks[sparse], kind, elems, window, act, d.heads)
+        out.append(made[key])
     return tuple(out)

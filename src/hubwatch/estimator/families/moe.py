@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hubwatch.estimator.config import Reader
-from hubwatch.estimator.families.decoder import Decoder, Moe, all_full
+from hubwatch.estimator.config import CannotEstimate, Reader
+from hubwatch.estimator.families.decoder import Decoder, Moe, all_full, qwen2_biases
+from hubwatch.estimator.families.defaults import defaults
 from hubwatch.estimator.families.text import qwen_windows
 from hubwatch.estimator.registry import Built, Family
 from hubwatch.estimator.structure import KvKind, Layer, Param, Tower, linear, plain
@@ -91,7 +92,7 @@ QWEN2_MOE = Family(
         "decoder_sparse_step": 1,
         "mlp_only_layers": [],
     },
-    Decoder(qwen2_bias=True, layer_types=_qwen2_moe_windows, experts=_qwen2_moe_experts),
+    Decoder(biases=qwen2_biases, layer_types=_qwen2_moe_windows, experts=_qwen2_moe_experts),
 )
 
 QWEN3_MOE = Family(
@@ -174,19 +175,42 @@ def _mla(r: Reader) -> _Mla:
 
 
 def _deepseek_experts(r: Reader, layers: int) -> Moe:
-    """Routed and shared experts in every moe_layer_freq-th layer after the first dense ones."""
+    """Routed and shared experts in every moe_layer_freq-th layer after the first dense ones
+    (or where mlp_layer_types says, V3.2)."""
     experts = r.integer("n_routed_experts", limit="experts")
-    top_k = r.integer("num_experts_per_tok", limit="experts")
+    # NOTE: DeepseekV2Config's own default top-k is null; every expert is then counted active.
+    top_k = r.opt_integer("num_experts_per_tok", limit="experts") or experts
     size = r.integer("moe_intermediate_size", limit="intermediate")
     shared = r.integer("n_shared_experts", minimum=0, limit="experts") * size
-    first_dense = r.integer("first_k_dense_replace", minimum=0, limit="layers")
-    freq = r.integer("moe_layer_freq", limit="layers")
-    sparse = frozenset(i for i in range(layers) if i >= first_dense and i % freq == 0)
+    kinds = r.str_list("mlp_layer_types")
+    if kinds is not None:
+        if len(kinds) != layers:
+            raise CannotEstimate(f"{r.where}.mlp_layer_types does not name {layers} layers")
+        sparse = frozenset(i for i, kind in enumerate(kinds) if kind != "dense")
+    else:
+        first_dense = r.integer("first_k_dense_replace", minimum=0, limit="layers")
+        freq = r.integer("moe_layer_freq", limit="layers", default=1)
+        sparse = frozenset(i for i in range(layers) if i >= first_dense and i % freq == 0)
     return Moe(sparse, experts, top_k, size, shared, shared_name="shared_experts")
 
 
-def deepseek_v3(r: Reader, _architecture: str) -> Built:
-    """DeepSeek-V3: multi-head latent attention and routed + shared experts."""
+def _indexer(r: Reader, hidden: int, q_rank: int | None) -> list[Param]:
+    """DeepSeek-V3.2's lightning indexer: which past tokens each query attends to."""
+    heads = r.integer("index_n_heads", limit="heads")
+    dim = r.integer("index_head_dim", limit="hidden")
+    if q_rank is None:
+        raise CannotEstimate(f"{r.where}: the DeepSeek-V3.2 indexer needs q_lora_rank")
+    return [
+        linear("self_attn.indexer.wq_b", q_rank, heads * dim, bias=False, kind="attention"),
+        linear("self_attn.indexer.wk", hidden, dim, bias=False, kind="attention"),
+        plain("self_attn.indexer.k_norm", 2 * dim, "norm"),
+        linear("self_attn.indexer.weights_proj", hidden, heads, bias=False, kind="attention"),
+    ]
+
+
+def deepseek_v3(r: Reader, architecture: str) -> Built:
+    """DeepSeek-V2, V3 and V3.2: multi-head latent attention and routed + shared experts
+    (V3.2 adds its indexer)."""
     hidden = r.integer("hidden_size", limit="hidden")
     layers = r.integer("num_hidden_layers", limit="layers")
     vocab = r.integer("vocab_size", limit="vocab")
@@ -198,6 +222,8 @@ def deepseek_v3(r: Reader, _architecture: str) -> Built:
     mla = _mla(r)
     moe = _deepseek_experts(r, layers)
     attention = mla.params(hidden, heads, bias)
+    if architecture == "DeepseekV32ForCausalLM":
+        attention += _indexer(r, hidden, mla.q_rank)
     dense = [
         linear("mlp.gate_proj", hidden, inter, bias=False, kind="mlp"),
         linear("mlp.up_proj", hidden, inter, bias=False, kind="mlp"),
@@ -244,4 +270,11 @@ DEEPSEEK_V3 = Family(
         "v_head_dim": 128,
     },
     deepseek_v3,
+)
+
+DEEPSEEK_V2 = Family(
+    "deepseek_v2", ("DeepseekV2ForCausalLM",), defaults("deepseek_v2"), deepseek_v3
+)
+DEEPSEEK_V32 = Family(
+    "deepseek_v32", ("DeepseekV32ForCausalLM",), defaults("deepseek_v32"), deepseek_v3
 )

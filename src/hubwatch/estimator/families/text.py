@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hubwatch.estimator.config import CannotEstimate, Reader
-from hubwatch.estimator.families.decoder import Decoder, all_full
+from hubwatch.estimator.families.decoder import Decoder, all_full, qwen2_biases
 from hubwatch.estimator.registry import Built, Family
 from hubwatch.estimator.structure import KvKind, Layer, Tower, linear, plain
 
@@ -22,19 +22,19 @@ def qwen_windows(r: Reader, layers: int) -> list[str]:
 
 def _mistral_windows(r: Reader, layers: int) -> list[str]:
     """Mistral: every layer slides when the config sets a sliding_window."""
-    if r.opt_integer("sliding_window", limit="context"):
+    if r.window():
         return ["sliding_attention"] * layers
     return all_full(r, layers)
 
 
-def _gemma2_windows(_r: Reader, layers: int) -> list[str]:
-    """Gemma 2: sliding and full attention alternate, sliding first."""
+def alternating_windows(_r: Reader, layers: int) -> list[str]:
+    """Gemma 2 and gpt-oss: sliding and full attention alternate, sliding first."""
     return ["sliding_attention" if not i % 2 else "full_attention" for i in range(layers)]
 
 
 def _gemma3_windows(r: Reader, layers: int) -> list[str]:
     """Gemma 3: every sliding_window_pattern-th layer is full, the others slide."""
-    pattern = r.integer("sliding_window_pattern", limit="layers")
+    pattern = r.integer("sliding_window_pattern", limit="layers", default=6)
     return ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(layers)]
 
 
@@ -91,7 +91,7 @@ QWEN2 = Family(
         "sliding_window": 4096,
         "max_window_layers": 28,
     },
-    Decoder(qwen2_bias=True, layer_types=qwen_windows),
+    Decoder(biases=qwen2_biases, layer_types=qwen_windows),
 )
 
 QWEN3 = Family(
@@ -149,7 +149,7 @@ GEMMA2 = Family(
         "attention_bias": False,
         "sliding_window": 4096,
     },
-    Decoder(norms=4, layer_types=_gemma2_windows),
+    Decoder(norms=4, layer_types=alternating_windows),
 )
 
 GEMMA3_TEXT = Family(
@@ -184,7 +184,7 @@ PHI3 = Family(
         "max_position_embeddings": 4096,
         "tie_word_embeddings": False,
     },
-    Decoder(fused=True),
+    Decoder(fused_qkv=True, mlp="fused"),
 )
 
 OLMO2 = Family(

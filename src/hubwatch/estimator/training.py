@@ -1,0 +1,260 @@
+"""Memory in bytes of one training step (full fine-tune, LoRA, QLoRA), with its assumptions."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from hubwatch.estimator.config import CannotEstimate
+from hubwatch.estimator.memory import (
+    NF4,
+    NF4_SINGLE,
+    OVERHEAD_TOLD,
+    Memory,
+    Unit,
+    overhead,
+    quantised,
+)
+from hubwatch.estimator.structure import Layer, Model, Param
+
+Method = Literal["full", "lora", "qlora"]
+Attention = Literal["flash", "sdpa", "eager"]
+Precision = Literal["mixed", "bf16", "fp32"]
+
+ADAPTER_BYTES = 16
+"""PEFT keeps adapters in fp32 under a bf16 base: 4 + 4 + 8 bytes per adapter parameter."""
+
+# Short LoRA target names and the module names (across families) each stands for.
+TARGET_ALIASES: dict[str, frozenset[str]] = {
+    "q": frozenset({"q_proj", "query", "q_lin", "q", "q_a_proj", "q_b_proj"}),
+    "k": frozenset({"k_proj", "key", "k_lin", "k"}),
+    "v": frozenset({"v_proj", "value", "v_lin", "v"}),
+    "o": frozenset({"o_proj", "out_proj", "out_lin", "o", "dense"}),
+    "qkv": frozenset({"qkv_proj", "query_key_value", "c_attn", "Wqkv"}),
+    "gate": frozenset({"gate_proj", "gate_up_proj"}),
+    "up": frozenset({"up_proj", "fc1", "c_fc", "fc_in", "dense_h_to_4h", "gate_up_proj"}),
+    "down": frozenset({"down_proj", "fc2", "fc_out", "dense_4h_to_h"}),
+}
+ALL_LINEAR = "all-linear"
+
+
+def lora_targets(spec: str | Iterable[str] | None) -> frozenset[str] | None:
+    """Module names LoRA adapts: "q,v" (short names or module names), or "all-linear" / None
+    for every linear layer but the head, routers and routed experts."""
+    if spec is None:
+        return None
+    names = [n.strip() for n in (spec.split(",") if isinstance(spec, str) else spec)]
+    names = [n for n in names if n]
+    if not names or names == [ALL_LINEAR]:
+        return None
+    if ALL_LINEAR in names:
+        raise CannotEstimate(f"LoRA targets: {ALL_LINEAR!r} cannot be combined with names")
+    out: set[str] = set()
+    for name in names:
+        if len(name) > 60:
+            raise CannotEstimate("LoRA targets: a module name is longer than 60 characters")
+        out |= TARGET_ALIASES.get(name, frozenset({name}))
+    return frozenset(out)
+
+
+def _lora_target(p: Param, targets: frozenset[str] | None) -> bool:
+    if not p.is_linear or p.kind in ("head", "router", "experts", "embedding", "conv"):
+        return False
+    if targets is None:
+        return True
+    return p.module.rsplit(".", 1)[-1] in targets
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """The settings of one training step."""
+
+    method: Method = "full"
+    seq_len: int = 2048
+    batch: int = 1
+    gradient_checkpointing: bool = False
+    attention: Attention = "flash"
+    precision: Precision = "mixed"
+    """mixed: bf16 compute with fp32 master weights; bf16: everything bf16 (torchtune); fp32."""
+    lora_rank: int = 16
+    lora_targets: frozenset[str] | None = None
+    """Module names LoRA adapts; None: every linear layer but head, routers, routed experts."""
+    double_quant: bool = True
+    """QLoRA: bitsandbytes double quantisation of the NF4 absmax."""
+    fp32_io: bool = False
+    """QLoRA: embeddings, norms and head upcast to fp32 (PEFT's prepare_model_for_kbit_training)."""
+
+    @property
+    def act_bytes(self) -> int:
+        """Bytes per saved activation element."""
+        return 4 if self.precision == "fp32" else 2
+
+
+class _Resident:
+    """Bytes that stay on the card through a training step, summed unit by unit."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        # Bytes per trainable parameter: weights + gradients + AdamW m and v (+ fp32 master copy).
+        self.state = {"mixed": 16, "bf16": 8, "fp32": 16}[run.precision]
+        self.weight = 4 if run.precision == "fp32" else 2
+        self.nf4 = NF4 if run.double_quant else NF4_SINGLE
+        self.weights = 0
+        self.states = 0
+        """Gradients and optimizer states (of the adapters, for LoRA and QLoRA)."""
+        self.adapters = 0
+        """LoRA adapter parameters."""
+
+    def _base(self, p: Param) -> float:
+        """Bytes per frozen base parameter under LoRA or QLoRA."""
+        if self.run.method == "qlora":
+            if quantised(p):
+                return self.nf4
+            return 4.0 if self.run.fp32_io else 2.0
+        return float(self.weight)
+
+    def fixed(self, params: tuple[Param, ...], times: int = 1) -> int:
+        """Resident bytes of `params`, held `times` over (layers alike), added to the running
+        totals; the bytes of one copy returned."""
+        before = (self.weights, self.states, self.adapters)
+        total = self._count(params)
+        if times > 1:
+            self.weights += (self.weights - before[0]) * (times - 1)
+            self.states += (self.states - before[1]) * (times - 1)
+            self.adapters += (self.adapters - before[2]) * (times - 1)
+        return total
+
+    def _count(self, params: tuple[Param, ...]) -> int:
+        total = 0.0
+        for p in params:
+            if self.run.method == "full":
+                self.weights += self.weight * p.numel
+                self.states += (self.state - self.weight) * p.numel
+                total += self.state * p.numel
+                continue
+            base = self._base(p)
+            self.weights += math.ceil(base * p.numel)
+            total += base * p.numel
+            if _lora_target(p, self.run.lora_targets):
+                extra = self.run.lora_rank * (p.fan_in + p.fan_out) * p.copies
+                self.adapters += extra
+                self.states += ADAPTER_BYTES * extra
+                total += ADAPTER_BYTES * extra
+        return math.ceil(total)
+
+
+def training(model: Model, run: Run | None = None, **settings: object) -> Memory:
+    """Peak bytes of one training step: weights, gradients, optimizer states, activations,
+    logits and loss buffers, and the CUDA context with allocator slack. Settings are a `Run`
+    or its fields by name (method="lora", seq_len=4096, precision="bf16"…)."""
+    run = run or Run(**settings)  # type: ignore[arg-type]
+    if run.seq_len < 1 or run.batch < 1 or run.lora_rank < 1:
+        raise CannotEstimate("sequence length, batch and LoRA rank must be at least 1")
+    resident = _Resident(run)
+    units, largest, kept = _training_units(model, run, resident)
+    extra = largest if run.gradient_checkpointing else 0
+    parts = {
+        "weights": resident.weights,
+        "gradients_and_optimizer": resident.states,
+        "activations": run.batch * (kept + extra),
+        "logits_and_loss": run.batch * units[-1].per_seq,  # the head unit holds the logits
+    }
+    if run.method == "qlora":
+        distinct = {id(layer.params): layer.params for layer in model.text.layers}
+        parts["dequantised_layer"] = max(
+            (2 * p.numel for params in distinct.values() for p in params if p.is_linear),
+            default=0,
+        )
+        units[0] = Unit(units[0].name, units[0].fixed + parts["dequantised_layer"], 0)
+    # NOTE: slack grows with what is resident (measured peaks of 1.3B QLoRA runs were 1.29x
+    # under a fixed 1 GiB); the CUDA context is the same for any model.
+    parts["overhead"] = overhead(sum(parts.values()))
+    assumptions = _training_assumptions(run, resident.adapters)
+    total = sum(parts.values())
+    return Memory(run.method, total, parts, assumptions, tuple(units), extra, parts["overhead"])
+
+
+def _training_units(model: Model, run: Run, resident: _Resident) -> tuple[list[Unit], int, int]:
+    """Placement units of a training step, the largest activations any one layer keeps, and
+    the activations all layers keep."""
+    text = model.text
+    tokens = run.seq_len
+    units = [
+        Unit(t.name, resident.fixed(tuple(t.all_params())), 0)
+        for t in model.towers
+        if t is not text
+    ]
+    units.append(Unit("embeddings", resident.fixed(text.before), 0))
+    # NOTE: layers alike are one Layer object: count each once, times its repeats.
+    repeats = Counter(id(layer) for layer in text.layers)
+    per_layer: dict[int, tuple[int, int]] = {}
+    largest = total = 0
+    for layer in text.layers:
+        if id(layer) in per_layer:
+            continue
+        act = _activations(layer, run)
+        largest = max(largest, act)
+        kept = text.hidden * tokens * run.act_bytes if run.gradient_checkpointing else act
+        per_layer[id(layer)] = (resident.fixed(layer.params, repeats[id(layer)]), kept)
+        total += kept * repeats[id(layer)]
+    units += [Unit(f"layer {i}", *per_layer[id(layer)]) for i, layer in enumerate(text.layers)]
+    logits = 10 * tokens * text.vocab  # bf16 logits, their fp32 upcast, fp32 gradient
+    units.append(Unit("head", resident.fixed(text.after), logits))
+    return units, largest, total
+
+
+def _activations(layer: Layer, run: Run) -> int:
+    """Bytes of activations one sequence leaves saved in `layer` for the backward pass."""
+    tokens = run.seq_len
+    act = layer.act_elems_per_token * tokens * run.act_bytes
+    if run.method != "full":
+        act += sum(
+            run.lora_rank * tokens * 2 for p in layer.params if _lora_target(p, run.lora_targets)
+        )
+    if run.attention == "eager":
+        act += layer.heads * tokens * tokens * 4  # scores and softmax, bf16
+    return act
+
+
+def _training_assumptions(run: Run, adapters: int) -> dict[str, str | int | bool]:
+    assumptions: dict[str, str | int | bool] = {
+        "method": run.method,
+        "batch": run.batch,
+        "sequence length": run.seq_len,
+        "attention kernel": run.attention
+        + (" (no seq x seq scores kept)" if run.attention != "eager" else " (scores kept)"),
+        "gradient checkpointing": run.gradient_checkpointing,
+        "optimizer": "AdamW, states in "
+        + ("bf16" if run.precision == "bf16" and run.method == "full" else "fp32"),
+        "overhead": OVERHEAD_TOLD,
+        "logits": "bf16 logits + fp32 upcast + fp32 gradient (10 bytes x tokens x vocab)",
+    }
+    if run.method == "full":
+        assumptions["precision"] = {
+            "mixed": "mixed: bf16 weights and gradients, fp32 master weights (16 bytes/param)",
+            "bf16": "pure bf16 weights, gradients and AdamW states (8 bytes/param)",
+            "fp32": "fp32 weights, gradients and AdamW states (16 bytes/param)",
+        }[run.precision]
+        return assumptions
+    assumptions["lora"] = (
+        f"rank {run.lora_rank} on "
+        + (
+            "every linear layer but the head, routers and routed experts"
+            if run.lora_targets is None
+            else ", ".join(sorted(run.lora_targets))
+        )
+        + f"; {adapters:,} adapter parameters in fp32 with AdamW"
+    )
+    if run.method == "qlora":
+        assumptions["base weights"] = (
+            "NF4 "
+            + ("with" if run.double_quant else "without")
+            + " double quantisation; embeddings, norms, head in "
+            + ("fp32" if run.fp32_io else "bf16")
+        )
+    else:
+        assumptions["base weights"] = ("fp32" if run.precision == "fp32" else "bf16") + ", frozen"
+    return assumptions

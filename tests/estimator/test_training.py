@@ -1,0 +1,75 @@
+"""Training memory under the settings a run states: precision, LoRA targets, QLoRA options."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hubwatch.estimator import CannotEstimate, lora_targets, read_model, training
+from hubwatch.estimator.memory import CUDA_CONTEXT, SLACK
+from tests.estimator.make_golden import REPO_CONFIGS
+
+MODEL = read_model(json.loads((REPO_CONFIGS / "meta-llama__Llama-3.2-1B.json").read_text()))
+
+
+def test_pure_bf16_keeps_eight_bytes_per_parameter_and_fp32_sixteen() -> None:
+    params = 1_235_814_400
+    pure = training(MODEL, precision="bf16").parts
+    assert pure["weights"] + pure["gradients_and_optimizer"] == 8 * params
+    fp32 = training(MODEL, precision="fp32").parts
+    assert fp32["weights"] == 4 * params and fp32["gradients_and_optimizer"] == 12 * params
+
+
+def test_short_lora_targets_name_the_projections_of_every_family() -> None:
+    assert lora_targets("q,v") == {"q_proj", "query", "q_lin", "q", "q_a_proj", "q_b_proj"} | {
+        "v_proj",
+        "value",
+        "v_lin",
+        "v",
+    }
+    assert lora_targets("all-linear") is None and lora_targets("c_attn") == {"c_attn"}
+    with pytest.raises(CannotEstimate, match="cannot be combined"):
+        lora_targets("all-linear,q")
+
+
+def test_fewer_lora_targets_mean_fewer_adapters() -> None:
+    qv = training(MODEL, method="lora", lora_targets=lora_targets("q,v"))
+    every = training(MODEL, method="lora")
+    assert qv.parts["gradients_and_optimizer"] < every.parts["gradients_and_optimizer"]
+
+
+def test_qlora_without_double_quantisation_and_with_fp32_embeddings_holds_more() -> None:
+    base = training(MODEL, method="qlora").parts["weights"]
+    single = training(MODEL, method="qlora", double_quant=False).parts["weights"]
+    upcast = training(MODEL, method="qlora", fp32_io=True).parts["weights"]
+    assert single > base and upcast - base >= 2 * 128256 * 2048  # the tied embedding, 2 more bytes
+
+
+def test_overhead_is_the_cuda_context_plus_slack_in_proportion() -> None:
+    run = training(MODEL, method="qlora")
+    rest = run.total - run.parts["overhead"]
+    assert run.parts["overhead"] == CUDA_CONTEXT + int(-(-SLACK * rest // 1))
+
+
+def test_headers_are_the_count_of_record_even_for_a_refused_architecture() -> None:
+    from hubwatch.estimator import estimate
+
+    header = {
+        "w.weight": {"dtype": "BF16", "shape": [1000, 64], "data_offsets": [0, 0]},
+        "w.bias": {"dtype": "BF16", "shape": [1000], "data_offsets": [0, 0]},
+    }
+    result = estimate({"model_type": "brand_new"}, {"model.safetensors": header})
+    assert not result.ok and result.reconciliation is not None
+    assert result.reconciliation["of_record"] == 65_000
+    assert result.reconciliation["derived"] is None
+    assert "no config-derived cross-check" in result.reconciliation["explanations"][0]
+
+
+def test_a_counted_config_is_cross_checked_against_the_count_of_record() -> None:
+    from hubwatch.estimator import count_params, reconcile
+
+    total = count_params(MODEL).total
+    header = {"all": {"dtype": "BF16", "shape": [total], "data_offsets": [0, 0]}}
+    result = reconcile(MODEL, count_params(MODEL), {"model.safetensors": header})
+    assert result.of_record == result.derived == total and result.difference == 0
