@@ -3,6 +3,7 @@
 from hubwatch.models.advisory import (
     AdvisoryMatch,
     AdvisoryReport,
+    AdvisoryStatus,
     Dependency,
     MatchStatus,
     Publication,
@@ -50,6 +51,7 @@ __all__ = [
     "AdvisoryId",
     "AdvisoryMatch",
     "AdvisoryReport",
+    "AdvisoryStatus",
     "Change",
     "Claim",
     "CommitInfo",

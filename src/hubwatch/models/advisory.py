@@ -22,7 +22,8 @@ class Dependency:
     spec: str
     """The version constraint as written (`==4.36.0`, `>=2.1`), empty when there is none."""
     source: str
-    """The file it was found in (`config.json`, `modeling_x.py`, `requirements.txt`…)."""
+    """Where it was found: the file (`config.json`, `modeling_x.py`), with the line for a
+    requirements file (`requirements.txt:3`), so that every pin of a package is kept."""
     reason: str
     """Why it is a dependency, for people: `transformers_version in config.json`."""
 
@@ -67,6 +68,18 @@ class AdvisoryMatch:
     """The advisory's `modified` timestamp, as published."""
 
 
+class AdvisoryStatus(StrEnum):
+    """Whether a revision's stored advisories can be trusted."""
+
+    UNCHECKED = "unchecked"
+    """Never checked."""
+    OK = "ok"
+    """The last check answered: the matches are what the advisory data says."""
+    DEGRADED = "degraded"
+    """The last check failed (no database, a corrupt or stale one, OSV.dev down): the matches
+    are those of the last good check, and "none" would be a guess."""
+
+
 @dataclass(frozen=True, slots=True)
 class AdvisoryReport:
     """What is stored about one revision's advisories."""
@@ -79,6 +92,13 @@ class AdvisoryReport:
     """Which AdvisoryService checked (`offline`, `osv`)."""
     error: str | None
     """Why the last check failed; the matches are then those of the check before."""
+
+    @property
+    def status(self) -> AdvisoryStatus:
+        """UNCHECKED, OK, or DEGRADED when the last check failed."""
+        if self.checked_at is None:
+            return AdvisoryStatus.UNCHECKED
+        return AdvisoryStatus.DEGRADED if self.error else AdvisoryStatus.OK
 
 
 @dataclass(frozen=True, slots=True)
