@@ -8,6 +8,7 @@ from hubwatch.models.advisory import (
     MatchStatus,
     Publication,
     SeverityScore,
+    publication_id,
 )
 from hubwatch.models.change import Change, Severity
 from hubwatch.models.estimate import TRAIN_SEQ_LEN, Estimate
@@ -69,6 +70,7 @@ __all__ = [
     "OutboxMessage",
     "PendingMessage",
     "Publication",
+    "publication_id",
     "ReadResult",
     "ReadStatus",
     "RepoEvent",

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 from hubwatch.models.ids import AdvisoryId
 
@@ -103,7 +105,20 @@ class AdvisoryReport:
 
 @dataclass(frozen=True, slots=True)
 class Publication:
-    """The OSV id assigned to one published change; assigned once, stable across reruns."""
+    """The OSV id assigned to one published change; the same in every database."""
 
     osv_id: AdvisoryId
     published: datetime
+    modified: datetime | None = None
+    """When its content last changed (None: never exported since it was published)."""
+    withdrawn: datetime | None = None
+    """When its change stopped being detected (history rewritten, differs changed)."""
+    record: dict[str, Any] | None = field(default=None, compare=False)
+    """The record as last exported, to publish it again as withdrawn."""
+
+
+def publication_id(repo_id: str, sha: str, kind: str, path: str | None, year: int) -> AdvisoryId:
+    """`x_HUBWATCH-<year>-<16 hex>`: derived from what the change is, so a fresh database (or
+    another hubwatch) gives the same change the same id."""
+    key = "\0".join((repo_id, sha, kind, path or ""))
+    return AdvisoryId(f"x_HUBWATCH-{year}-{hashlib.sha256(key.encode()).hexdigest()[:16]}")

@@ -148,4 +148,6 @@ class StoreChangeFeed:
             for recorded in self._store.changes(repo_id):
                 for change in recorded.changes:
                     revision = recorded.revision
-                    yield FeedEntry(repo_id, url, revision.sha, revision.date, change)
+                    yield FeedEntry(
+                        repo_id, url, revision.sha, revision.date, change, not revision.parents
+                    )
