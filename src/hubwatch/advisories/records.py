@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zipfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -91,7 +92,7 @@ def _read_zip(path: Path) -> Iterator[tuple[str, Record | ValueError]]:
                 continue
             try:
                 data = archive.read(info)
-            except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+            except (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error) as exc:
                 raise OfflineDatabaseError(
                     f"{path}: damaged archive ({info.filename}: {exc})"
                 ) from None
