@@ -21,13 +21,16 @@ from hubwatch.advisories.deps import extract
 from hubwatch.advisories.matching import Verdict, evaluate
 from hubwatch.advisories.offline import OfflineOsvService
 from hubwatch.advisories.requirements import parse
+from hubwatch.api import create_app
 from hubwatch.api.routes.badges import badge
 from hubwatch.cli import app
 from hubwatch.errors import EXIT_ADVISORIES_UNKNOWN, OfflineDatabaseError
 from hubwatch.models import AdvisoryStatus, Dependency, MatchStatus
+from hubwatch.settings import Settings
 from hubwatch.store.sql import SqlStore
 from hubwatch.tracker.attach import AdvisoryAttacher
 from tests.conftest import DATA
+from tests.support.asgi import InProcess
 from tests.test_store import REPO, sha, snapshot
 
 RECORDS = DATA / "osv" / "records"
@@ -118,6 +121,21 @@ def test_earlier_matches_are_kept_and_marked_degraded(
     assert report.status is AdvisoryStatus.DEGRADED and report.error
     unknown = badge(store, REPO.repo_id, "advisories")
     assert (unknown.message, unknown.color) == ("unknown", "lightgrey")
+
+
+def test_the_api_the_page_and_the_badge_say_unknown(store: SqlStore, tmp_path: Path) -> None:
+    torch_revision(store)
+    assert check(store, OfflineOsvService(good_database(tmp_path / "good"))) == [TORCH]
+    corrupt_zip(tmp_path / "bad")
+    check(store, OfflineOsvService(tmp_path / "bad"))
+    api = InProcess(create_app(store, Settings()))
+    report = api.get(f"/api/v1/repos/{REPO.repo_id}/revisions/{sha(1)}/advisories").json()
+    assert report["status"] == "degraded" and "not a readable zip" in report["error"]
+    assert [m["advisory_id"] for m in report["matches"]] == [TORCH]
+    page = api.get(f"/repos/{REPO.repo_id}/revisions/{sha(1)}").text
+    assert "Advisories unknown" in page and "No known advisories apply" not in page
+    shown = api.get(f"/api/v1/badges/{REPO.repo_id}/advisories").json()
+    assert (shown["message"], shown["color"]) == ("unknown", "lightgrey")
 
 
 def test_a_good_database_replaces_the_failed_check(store: SqlStore, tmp_path: Path) -> None:
