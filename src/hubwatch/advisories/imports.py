@@ -28,7 +28,8 @@ Imports = tuple[tuple[str, bool], ...]
 _IMPORT = re.compile(r"^([ \t]*)(import|from)[ \t\\(]")
 _TRY = re.compile(r"^([ \t]*)try[ \t]*:")
 _HANDLER = re.compile(r"^[ \t]*(except|else|finally)\b")
-_TRIPLE = re.compile(r"\"\"\"|'''")
+_QUOTES = re.compile(r"\\.|\"\"\"|'''|\"|'|#")
+_WORDS = re.compile(r"import|from|try|\"\"\"|'''")
 
 
 def imported_modules(source: str) -> list[tuple[str, bool]]:
@@ -72,6 +73,8 @@ def scanned_modules(source: str) -> list[tuple[str, bool]]:
     while i < len(lines):
         line = lines[i]
         i += 1
+        if quote is None and not tries and not _WORDS.search(line):
+            continue  # the common line: it can neither import, open a try, nor open a string
         if quote is not None or not line.strip() or line.lstrip().startswith("#"):
             quote = _after_quotes(line, quote)
             continue
@@ -86,17 +89,34 @@ def scanned_modules(source: str) -> list[tuple[str, bool]]:
             for module in _modules(statement):
                 found.setdefault(module, bool(tries))
             continue
+        elif "import" in line:  # `if not re: import re`, `x = 1; import y`
+            for module in _modules(line.strip()):
+                found.setdefault(module, bool(tries))
         quote = _after_quotes(line, None)
     return list(found.items())
 
 
 def _after_quotes(line: str, quote: str | None) -> str | None:
-    """The triple quote still open after `line`, given the one open before it."""
-    for match in _TRIPLE.finditer(line):
-        if quote is None:
-            quote = match.group()
-        elif match.group() == quote:
-            quote = None
+    """The triple quote still open after `line`, given the one open before it.
+
+    One-line strings, escapes and comments are skipped: triple quotes inside a one-line
+    string or a comment open nothing.
+    """
+    single: str | None = None
+    for match in _QUOTES.finditer(line):
+        token = match.group()
+        if token[0] == "\\":
+            continue
+        if quote is not None:
+            quote = None if token == quote else quote
+        elif single is not None:
+            single = None if token == single else single
+        elif token == "#":
+            break
+        elif len(token) == 3:
+            quote = token
+        else:
+            single = token
     return quote
 
 
@@ -113,11 +133,13 @@ def _statement(lines: list[str], start: int) -> tuple[str, int]:
 
 
 def _modules(statement: str) -> list[str]:
-    try:
-        tree = ast.parse(statement.split(";", 1)[0])
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
-    return [module for module, _ in _from_tree(tree)]
+    for text in (statement, statement.split(";", 1)[0]):
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        return [module for module, _ in _from_tree(tree)]
+    return []
 
 
 @dataclass(frozen=True, slots=True)
