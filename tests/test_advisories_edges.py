@@ -20,6 +20,8 @@ from typer.testing import CliRunner
 from hubwatch.advisories.deps import extract
 from hubwatch.advisories.matching import Verdict, evaluate
 from hubwatch.advisories.offline import OfflineOsvService
+from hubwatch.advisories.osv import OsvService
+from hubwatch.advisories.records import read_records
 from hubwatch.advisories.requirements import parse
 from hubwatch.api import create_app
 from hubwatch.api.routes.badges import badge
@@ -31,6 +33,7 @@ from hubwatch.store.sql import SqlStore
 from hubwatch.tracker.attach import AdvisoryAttacher
 from tests.conftest import DATA
 from tests.support.asgi import InProcess
+from tests.support.osvsim import osv_simulator
 from tests.test_store import REPO, sha, snapshot
 
 RECORDS = DATA / "osv" / "records"
@@ -251,6 +254,23 @@ def test_a_newer_copy_is_not_hidden_by_an_older_withdrawn_one(tmp_path: Path) ->
     assert [m.advisory_id for m in OfflineOsvService(tmp_path).query(dependency("pkg", "1.0"))] == [
         "PYSEC-0"
     ]
+
+
+def test_osv_dev_answering_a_withdrawn_record_is_no_advisory() -> None:
+    (original,) = [r for _, r in read_records(RECORDS) if isinstance(r, dict) and r["id"] == TORCH]
+    pulled = {**original, "withdrawn": "2025-06-01T00:00:00Z"}
+    with osv_simulator([pulled]) as sim:
+        service = OsvService(sim.url, retries=0)
+        try:
+            assert service.query(dependency("torch", "2.1.0")) == []
+        finally:
+            service.close()
+    with osv_simulator([original]) as sim:
+        service = OsvService(sim.url, retries=0)
+        try:
+            assert [m.advisory_id for m in service.query(dependency("torch", "2.1.0"))] == [TORCH]
+        finally:
+            service.close()
 
 
 def dependency(name: str, version: str) -> Dependency:
