@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from hubwatch.advisories.offline import OfflineOsvService
 from hubwatch.advisories.osv import OsvService
 from hubwatch.cli import app
-from hubwatch.models import RepoRef, Severity, SourceKind
+from hubwatch.models import RepoRef, Severity, SourceKind, publication_id
 from hubwatch.sources.git import GitSource
 from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.sql import SqlStore
@@ -123,6 +123,7 @@ def test_cli_sync_show_and_export(tmp_path: Path) -> None:
         # no database yet: the check is recorded as failed, the revisions are stored
         shown = runner.invoke(app, ["osv", "show", "org/model", first[:10], "--json"], env=env)
         assert "hubwatch osv sync" in json.loads(shown.stdout)["advisories"]["error"]
+        assert json.loads(shown.stdout)["status"] == "degraded" and shown.exit_code == 7
         sync = runner.invoke(app, ["osv", "sync"], env=env)
         assert sync.exit_code == 0, sync.stderr
         assert sim.calls["all.zip"] == 1
@@ -141,8 +142,13 @@ def test_cli_sync_show_and_export(tmp_path: Path) -> None:
     assert exported.exit_code == 0, exported.stderr
     (record_file,) = out.iterdir()  # the first revision's advisories.changed (security)
     record = json.loads(record_file.read_text())
-    assert record["id"] == record_file.stem == "x_HUBWATCH-2024-1"
-    assert record["affected"][0]["ranges"][0]["repo"] == repo.url
+    assert record["id"] == record_file.stem
+    assert record["id"] == publication_id("org/model", first, "advisories.changed", None, 2024)
+    assert record["affected"][0]["ranges"][0] == {
+        "type": "GIT",
+        "repo": repo.url,
+        "events": [{"introduced": "0"}],  # the first commit is a root
+    }
 
 
 def _real_records() -> list[dict[str, object]]:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from hubwatch.advisories.deps import extract, imported_modules, pypi_name
+from hubwatch.advisories.deps import extract, pypi_name
+from hubwatch.advisories.imports import imported_modules
 from hubwatch.advisories.offline import OfflineOsvService
 from hubwatch.models import Dependency
 from hubwatch.store.sql import SqlStore
@@ -115,9 +116,11 @@ def test_requirements_pins_config_versions_and_library_name(store: SqlStore) -> 
             "generation_config.json",
             "transformers_version in generation_config.json",
         ),
-        Dependency("PyPI", "torch", "2.5.1+cu121", "==2.5.1+cu121", "requirements.txt", REQ + "2"),
-        Dependency("PyPI", "jinja2", None, "<3.2,>=3.0", "requirements.txt", REQ + "3"),
-        Dependency("PyPI", "numpy", None, "", "requirements.txt", REQ + "7"),
+        Dependency(
+            "PyPI", "torch", "2.5.1+cu121", "==2.5.1+cu121", "requirements.txt:2", REQ + "2"
+        ),
+        Dependency("PyPI", "jinja2", None, "<3.2,>=3.0", "requirements.txt:3", REQ + "3"),
+        Dependency("PyPI", "numpy", None, "", "requirements.txt:7", REQ + "7"),
         Dependency("PyPI", "diffusers", None, "", "README.md", "library_name in the model card"),
     ]
     assert revision.card is None

@@ -9,9 +9,24 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from hubwatch.advisories.publish import FeedEntry, effective_severity, export, license_rank, publish
+from hubwatch.advisories.publish import (
+    SCHEMA_VERSION,
+    FeedEntry,
+    effective_severity,
+    export,
+    license_rank,
+    publish,
+)
 from hubwatch.diff.advisories import advisory_changes
-from hubwatch.models import AdvisoryId, AdvisoryMatch, Change, CommitSha, MatchStatus, Severity
+from hubwatch.models import (
+    AdvisoryId,
+    AdvisoryMatch,
+    Change,
+    CommitSha,
+    MatchStatus,
+    Severity,
+    publication_id,
+)
 from hubwatch.store.sql import SqlStore
 from tests.conftest import DATA
 
@@ -128,7 +143,11 @@ def test_only_behavior_or_above_and_our_own_signals_are_published(store: SqlStor
 def test_ids_are_stable_across_reruns(store: SqlStore) -> None:
     first = publish(feed(), store)
     second = publish(list(reversed(feed())), store)
-    assert [r["id"] for r in first] == [f"x_HUBWATCH-2025-{n}" for n in range(1, 8)]
+    assert [r["id"] for r in first] == [
+        publication_id("org/model", e.sha, e.change.kind, e.change.path, 2025)
+        for e in feed()
+        if effective_severity(e.change).rank >= Severity.BEHAVIOR.rank
+    ]
     assert first == second
 
 
@@ -168,14 +187,14 @@ def test_record_carries_summary_details_and_database_specific(store: SqlStore) -
         "after": [2, 7],
     }
     assert record["references"] == [{"type": "WEB", "url": f"{URL}/commit/{sha(2)}"}]
-    assert record["schema_version"] == "1.7.5"
+    assert record["schema_version"] == SCHEMA_VERSION
 
 
 def test_export_writes_one_file_per_record(
     store: SqlStore, tmp_path: Path, validator: jsonschema.Draft202012Validator
 ) -> None:
     paths = export(publish(feed(), store), tmp_path / "out")
-    assert sorted(p.name for p in paths) == sorted(f"x_HUBWATCH-2025-{n}.json" for n in range(1, 8))
+    assert len(paths) == 7 and all(p.name.startswith("x_HUBWATCH-2025-") for p in paths)
     for path in paths:
         record = json.loads(path.read_text())
         assert record["id"] == path.stem

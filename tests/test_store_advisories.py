@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from hubwatch.errors import UnknownRevision
-from hubwatch.models import AdvisoryId, AdvisoryMatch, Dependency, MatchStatus, SeverityScore
+from hubwatch.models import (
+    AdvisoryId,
+    AdvisoryMatch,
+    Dependency,
+    MatchStatus,
+    SeverityScore,
+    publication_id,
+)
 from hubwatch.store.sql import SqlStore
 from tests.test_store import REPO, sha, snapshot
 
@@ -76,16 +83,17 @@ def test_unchecked_revision_has_an_empty_report(stored: SqlStore) -> None:
         stored.advisory_report(REPO.repo_id, sha(2))
 
 
-def test_publication_ids_are_stable_and_numbered_per_year(stored: SqlStore) -> None:
+def test_publication_ids_are_derived_from_the_change(stored: SqlStore) -> None:
     first = stored.publication(REPO.repo_id, sha(1), "weights.pickle_added", "x.bin", 2024)
     second = stored.publication(REPO.repo_id, sha(1), "code.custom_added", "m.py", 2024)
     other_year = stored.publication(REPO.repo_id, sha(2), "card.license", None, 2025)
     again = stored.publication(REPO.repo_id, sha(1), "weights.pickle_added", "x.bin", 2024)
-    assert (first.osv_id, second.osv_id, other_year.osv_id) == (
-        "x_HUBWATCH-2024-1",
-        "x_HUBWATCH-2024-2",
-        "x_HUBWATCH-2025-1",
+    assert first.osv_id == publication_id(
+        REPO.repo_id, sha(1), "weights.pickle_added", "x.bin", 2024
     )
+    assert first.osv_id.startswith("x_HUBWATCH-2024-") and len(first.osv_id) == 32
+    assert len({first.osv_id, second.osv_id, other_year.osv_id}) == 3
+    assert other_year.osv_id.startswith("x_HUBWATCH-2025-")
     assert again == first
 
 

@@ -32,9 +32,9 @@ HubwatchError                    1  500
 ├── PinMoved                     1  409  a pin's sha is no longer where the scan found it
 ├── StoreError                   1  503  the database refused something
 │   └── WorkerConflict           1  503  a second worker on a store that allows one (SQLite)
-└── AdvisoryServiceError         1  500  anything an AdvisoryService raises
-    ├── OsvServiceError          1  500  the OSV.dev API failed (after retries) or answered nonsense
-    └── OfflineDatabaseError     1  500  the local OSV database is missing or unreadable
+└── AdvisoryServiceError         7  500  anything an AdvisoryService raises: advisories unknown
+    ├── OsvServiceError          7  500  the OSV.dev API failed (after retries) or answered nonsense
+    └── OfflineDatabaseError     7  500  the local OSV database is missing, empty, damaged or stale
 
 Source errors answer 500 in the API: the API never reads a source, so one reaching it is a bug.
 """
@@ -47,6 +47,7 @@ from typing import ClassVar
 # Exit codes: one per kind of failure a script may want to tell apart.
 EXIT_ERROR, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_AUTH, EXIT_UNREACHABLE = 1, 2, 3, 4, 5
 EXIT_DAMAGED = 6
+EXIT_ADVISORIES_UNKNOWN = 7
 
 
 class HubwatchError(Exception):
@@ -250,6 +251,8 @@ class WorkerConflict(StoreError):
 class AdvisoryServiceError(HubwatchError):
     """Base of errors raised by an AdvisoryService (one base per interface, as pip-audit does)."""
 
+    exit_code = EXIT_ADVISORIES_UNKNOWN
+
     #: whether trying the same call again later may succeed
     transient: bool = False
 
@@ -263,4 +266,4 @@ class OsvServiceError(AdvisoryServiceError):
 
 
 class OfflineDatabaseError(AdvisoryServiceError):
-    """The local OSV database is missing or cannot be read."""
+    """The local OSV database is missing, empty, damaged, or older than its limit."""

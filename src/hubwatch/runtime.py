@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import assert_never
 
 from hubwatch.advisories.offline import OfflineOsvService
@@ -57,7 +58,10 @@ def advisory_service(settings: Settings) -> AdvisoryService | None:
                 max_wait_s=settings.retry_max_wait_s,
             )
         case AdvisoryServiceKind.OFFLINE:
-            return OfflineOsvService(settings.osv_database_dir)
+            days = settings.osv_max_age_days
+            return OfflineOsvService(
+                settings.osv_database_dir, timedelta(days=days) if days else None
+            )
         case unknown:
             assert_never(unknown)
 

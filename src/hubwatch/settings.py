@@ -78,6 +78,9 @@ class Settings(BaseSettings):
     """Base URL of the OSV.dev API (or a server speaking it)."""
     osv_database_url: str = "https://osv-vulnerabilities.storage.googleapis.com"
     """Where `hubwatch osv sync` downloads `<ecosystem>/all.zip` from."""
+    osv_max_age_days: float = Field(default=7.0, ge=0)
+    """A local OSV database whose files are older than this is an error (advisories `degraded`,
+    never "none"); 0: no limit."""
     poll_jitter: float = Field(default=0.1, ge=0, lt=1)
     """Each repo's own check is due every poll interval, give or take this fraction."""
     verify_interval_s: float = Field(default=86_400.0, gt=0)

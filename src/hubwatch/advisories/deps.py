@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import ast
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from packaging.requirements import InvalidRequirement, Requirement
-
+from hubwatch.advisories import requirements
+from hubwatch.advisories.imports import ImportCache, scan
 from hubwatch.advisories.matching import normalize
 from hubwatch.errors import HubwatchError, UnsafeContent
 from hubwatch.models import ContentSha, Dependency, ReadStatus, StoredFile
@@ -62,6 +61,7 @@ class Extraction:
     problems: list[str] = field(default_factory=list)
 
     def add(self, dependency: Dependency) -> None:
+        """Add it unless the same package was already found at the same place."""
         key = (dependency.name, dependency.source)
         if all((d.name, d.source) != key for d in self.dependencies):
             self.dependencies.append(dependency)
@@ -71,8 +71,13 @@ def extract(
     files: Sequence[StoredFile],
     read: Callable[[ContentSha], bytes],
     card: Mapping[str, object] | None = None,
+    imports: ImportCache | None = None,
 ) -> Extraction:
-    """The dependencies of a revision from its stored files (`read` gives stored bytes)."""
+    """The dependencies of a revision from its stored files (`read` gives stored bytes).
+
+    `imports` remembers what each .py blob imports across revisions (a fresh one if None).
+    """
+    cache = imports if imports is not None else ImportCache()
     found = Extraction()
     local = {PurePosixPath(f.path).stem for f in files if f.path.endswith(".py")}
     for file in files:
@@ -86,6 +91,9 @@ def extract(
         )
         if not wanted:
             continue
+        if name.endswith(".py"):
+            _imports(file, read, local, found, cache)
+            continue
         try:
             data = read(file.content_sha256)
         except HubwatchError as exc:  # one unreadable blob must not stop the rest
@@ -93,8 +101,6 @@ def extract(
             continue
         if name in CONFIG_FILES:
             _config(file.path, data, found)
-        elif name.endswith(".py"):
-            _imports(file.path, data, local, found)
         else:
             _requirements(file.path, data, found)
     library = card.get("library_name") if card else None
@@ -129,28 +135,6 @@ def _config(path: str, data: bytes, found: Extraction) -> None:
         )
 
 
-def imported_modules(source: str) -> list[tuple[str, bool]]:
-    """Top-level names of the absolute imports in `source`, with whether each sits in a `try`.
-
-    The code is parsed with `ast`, never compiled to bytecode, imported or executed.
-    """
-    tree = ast.parse(source)
-    found: dict[str, bool] = {}
-
-    def visit(node: ast.AST, guarded: bool) -> None:
-        for child in ast.iter_child_nodes(node):
-            inner = guarded or isinstance(child, ast.Try | ast.TryStar)
-            if isinstance(child, ast.Import):
-                for alias in child.names:
-                    found.setdefault(alias.name, inner)
-            elif isinstance(child, ast.ImportFrom) and child.level == 0 and child.module:
-                found.setdefault(child.module, inner)
-            visit(child, inner)
-
-    visit(tree, False)
-    return list(found.items())
-
-
 def pypi_name(module: str) -> str | None:
     """The PyPI project an absolute import comes from; None for the standard library."""
     top = module.split(".", 1)[0]
@@ -160,52 +144,53 @@ def pypi_name(module: str) -> str | None:
     return normalize(IMPORT_TO_PYPI.get(dotted) or IMPORT_TO_PYPI.get(top) or top)
 
 
-def _imports(path: str, data: bytes, local: set[str], found: Extraction) -> None:
-    try:
-        modules = imported_modules(data.decode("utf-8"))
-    except (UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        found.problems.append(f"{path}: cannot parse as Python: {type(exc).__name__}: {exc}")
-        return
-    for module, guarded in modules:
+def _imports(
+    file: StoredFile,
+    read: Callable[[ContentSha], bytes],
+    local: set[str],
+    found: Extraction,
+    cache: ImportCache,
+) -> None:
+    assert file.content_sha256 is not None
+    scanned = cache.get(file.content_sha256)
+    if scanned is None:  # the same blob in another revision: not read or parsed again
+        try:
+            data = read(file.content_sha256)
+        except HubwatchError as exc:  # one unreadable blob must not stop the rest
+            found.problems.append(f"{file.path}: cannot read stored content: {exc}")
+            return
+        scanned = scan(data)
+        cache.put(file.content_sha256, scanned)
+    if scanned.problem:
+        found.problems.append(f"{file.path}: {scanned.problem}")
+    for module, guarded in scanned.imports:
         if module.split(".", 1)[0] in local:  # a sibling file of the repo, not a package
             continue
         package = pypi_name(module)
         if package is None:
             continue
-        reason = f"imported by {path}" + (" (optional: inside try)" if guarded else "")
-        found.add(Dependency(PYPI, package, None, "", path, reason))
+        reason = f"imported by {file.path}" + (" (optional: inside try)" if guarded else "")
+        found.add(Dependency(PYPI, package, None, "", file.path, reason))
 
 
 def _requirements(path: str, data: bytes, found: Extraction) -> None:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        found.problems.append(f"{path}: not UTF-8: {exc}")
-        return
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.split(" #", 1)[0].strip()
-        if not line or line.startswith(("#", "-")):  # comments, -r, -e, --index-url …
-            continue
-        try:
-            requirement = Requirement(line)
-        except InvalidRequirement as exc:
-            found.problems.append(f"{path}:{number}: not a requirement: {exc}")
-            continue
+    parsed = requirements.parse(data, path)
+    found.problems += parsed.problems
+    for line in parsed.requirements:
+        requirement = line.requirement
+        where = f"{path}:{line.number}"
+        reason = f"required by {where}"
+        if requirement.marker is not None:
+            reason += f" (when {requirement.marker})"
+        # every line is its own dependency: two pins of one package under different markers
+        # are both checked (issue 19)
         found.add(
             Dependency(
                 PYPI,
                 normalize(requirement.name),
-                _pinned(requirement),
+                requirements.pinned(requirement),
                 str(requirement.specifier),
-                path,
-                f"required by {path}:{number}",
+                where,
+                reason,
             )
         )
-
-
-def _pinned(requirement: Requirement) -> str | None:
-    """The version a requirement pins exactly (`==1.2`, `===1.2`), else None (a range)."""
-    specs = list(requirement.specifier)
-    if len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version:
-        return specs[0].version
-    return None

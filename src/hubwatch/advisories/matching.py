@@ -88,9 +88,17 @@ def evaluate(record: Mapping[str, Any], ecosystem: str, name: str, version: str)
     return Evaluation(Verdict.NOT_AFFECTED, f"{name} {version} is outside every range", fixed)
 
 
+def withdrawn(record: Mapping[str, Any]) -> bool:
+    """Whether the record is withdrawn (OSV `withdrawn`: it should no longer be used).
+
+    A `withdrawn` that is set but not a timestamp still counts: the publisher meant it.
+    """
+    return bool(record.get("withdrawn"))
+
+
 def match(record: Mapping[str, Any], dependency: Dependency) -> AdvisoryMatch | None:
     """The AdvisoryMatch of `record` for a pinned dependency, or None if it does not apply."""
-    if dependency.version is None:
+    if dependency.version is None or withdrawn(record):
         return None
     result = evaluate(record, dependency.ecosystem, dependency.name, dependency.version)
     if result.verdict is Verdict.NOT_AFFECTED:
@@ -202,21 +210,29 @@ def _in_range(version: Version, events: Any) -> tuple[Verdict, str]:
             points.append((Version(raw), kind, raw))
         except InvalidVersion:
             return Verdict.UNDETERMINED, f"a range with the unparseable version {raw!r:.40}"
+    # BeforeLimits (OSV schema, "Evaluation"): with limit events, the version must be below
+    # at least one of them; limits play no part in the walk over the other events.
+    limits = [p for p, kind, _ in points if kind == "limit" and p is not None]
+    if limits and not any(version < limit for limit in limits):
+        return Verdict.NOT_AFFECTED, ""
+    points = [p for p in points if p[1] != "limit"]
     points.sort(key=lambda p: (p[0] is not None, p[0] or Version("0")))
     affected, start, why = False, "", ""
     for point, kind, raw in points:
         if kind == "introduced" and (point is None or version >= point):
             affected, start = True, raw
-        elif kind in ("fixed", "limit") and point is not None and version >= point:
+        elif kind == "fixed" and point is not None and version >= point:
             affected = False
         elif kind == "last_affected" and point is not None and version > point:
             affected = False
     if affected:
+        bounds = [(p, kind, raw) for p, kind, raw in points if kind != "introduced"]
+        bounds += [(limit, "limit", str(limit)) for limit in limits]
         bound = next(
             (
                 f", {raw})" if kind != "last_affected" else f", {raw}]"
-                for p, kind, raw in points
-                if kind != "introduced" and p is not None and p > version
+                for p, kind, raw in sorted(bounds, key=lambda b: b[0] or Version("0"))
+                if p is not None and p > version
             ),
             ", ∞)",
         )
@@ -229,6 +245,10 @@ def _preference(advisory_id: str) -> tuple[int, str]:
     order = ("PYSEC-", "GHSA-", "CVE-")
     rank = next((i for i, prefix in enumerate(order) if advisory_id.startswith(prefix)), 3)
     return rank, advisory_id
+
+
+def _rank(match: AdvisoryMatch) -> int:
+    return 0 if match.status is MatchStatus.AFFECTED else 1
 
 
 def dedupe(matches: Sequence[AdvisoryMatch]) -> list[AdvisoryMatch]:
@@ -246,6 +266,15 @@ def dedupe(matches: Sequence[AdvisoryMatch]) -> list[AdvisoryMatch]:
                 )
                 fixed = tuple(dict.fromkeys((*other.fixed, *candidate.fixed)))
                 kept[i] = replace(other, aliases=aliases, fixed=fixed)
+                # the most definite result wins: a pin elsewhere that is certainly affected
+                # is not hidden by a version (`latest`) that cannot be compared
+                if _rank(candidate) < _rank(other):
+                    kept[i] = replace(
+                        kept[i],
+                        status=candidate.status,
+                        reason=candidate.reason,
+                        version=candidate.version,
+                    )
                 break
         else:
             kept.append(candidate)

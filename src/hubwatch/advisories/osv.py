@@ -10,7 +10,7 @@ from typing import Any
 import httpx2
 import structlog
 
-from hubwatch.advisories.matching import Verdict, dedupe, evaluate, to_match
+from hubwatch.advisories.matching import Verdict, dedupe, evaluate, to_match, withdrawn
 from hubwatch.advisories.records import Record
 from hubwatch.advisories.service import AdvisoryService
 from hubwatch.errors import OsvServiceError, UnsafeContent
@@ -79,7 +79,11 @@ class OsvService(AdvisoryService):
         for dependency in dependencies:
             key = keys.get(dependency)
             ids = self._ids.get(key, []) if key else []
-            answers[dependency] = dedupe([self._match(self._vuln(i), dependency) for i in ids])
+            records = [self._vuln(i) for i in ids]
+            # a record withdrawn since OSV.dev indexed it is no advisory (OSV schema `withdrawn`)
+            answers[dependency] = dedupe(
+                [self._match(r, dependency) for r in records if not withdrawn(r)]
+            )
         return answers
 
     # -- internals --------------------------------------------------------------------------

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -16,8 +17,11 @@ from hubwatch.models import Change, CommitSha, Severity
 from hubwatch.models.timestamps import rfc3339
 from hubwatch.store.advisories import AdvisoryStore
 
-SCHEMA_VERSION = "1.7.5"
-"""The OSV schema release our records follow (the `x_` prefix is accepted from main onward)."""
+SCHEMA_VERSION = "1.7.6-dev"
+"""The OSV schema our records follow: its main branch after release 1.7.5 (ossf/osv-schema
+51b8156, tests/data/osv/osv-schema.json), the first to accept the `x_` prefix of a local
+database's ids. A SemVer pre-release: newer than 1.7.5, older than the release that will
+carry it; 1.7.5's own schema refuses `x_` ids."""
 
 OWN_SIGNALS: dict[str, Severity] = {
     "weights.pickle_added": Severity.SECURITY,
@@ -28,7 +32,12 @@ OWN_SIGNALS: dict[str, Severity] = {
 """Change kinds OSV cannot know about, published with at least this severity."""
 
 REVERTED_BY = {"weights.pickle_added": "weights.pickle_removed"}
-"""Kinds undone by another kind on the same path (besides the same kind changing back)."""
+"""Kinds undone by another kind (besides the same kind changing back on the same path)."""
+
+WHOLE_CLASS = {"weights.pickle_added"}
+"""Kinds about a class of files, undone only once no file of the class is left: the differ
+says `weights.pickle_removed` only then, whichever file it names, and deleting one of several
+pickle files fixes nothing."""
 
 LICENSE_CHANGE = "card.license"
 MORE_RESTRICTIVE_LICENSE = Severity.BREAKING
@@ -85,8 +94,10 @@ class FeedEntry:
     """The repo's URL (Hub page or git remote); the GIT range's `repo`."""
     sha: CommitSha
     date: datetime
-    """The revision's commit date (its year numbers the record)."""
+    """The revision's commit date (its year is part of the record's id)."""
     change: Change
+    root: bool = False
+    """The revision is a root commit: its range is `"introduced": "0"`, as OSV has it."""
 
 
 class PublishableChanges(Protocol):
@@ -102,13 +113,15 @@ def publish(
     entries: Iterable[FeedEntry],
     ids: AdvisoryStore,
     minimum: Severity = Severity.BEHAVIOR,
+    now: datetime | None = None,
 ) -> list[dict[str, Any]]:
-    """The OSV record of every change of severity `minimum` or above, ids assigned by `ids`.
+    """The OSV record of every change of severity `minimum` or above, then the withdrawn ones.
 
-    A record's id, `published` and `modified` are the same on every run: the id and its
-    publication time are stored the first time, and `modified` only moves when a later
-    revision reverts the change (its `fixed` event).
+    Ids are derived from the change (`publication_id`). `published` is when the change was
+    first published; `modified` moves (to `now`) only when a record's content does; a change
+    published before and no longer detected is published again with `withdrawn` set.
     """
+    now = now or datetime.now(UTC)
     ordered = sorted(entries, key=lambda e: (e.repo_id, e.date, e.sha))
     records = []
     for i, entry in enumerate(ordered):
@@ -119,38 +132,54 @@ def publish(
         publication = ids.publication(
             entry.repo_id, entry.sha, change.kind, change.path, entry.date.year
         )
-        fix = _reverted_by(entry, ordered[i + 1 :])
-        events: list[dict[str, str]] = [{"introduced": entry.sha}]
-        modified = publication.published
-        if fix is not None:
-            events.append({"fixed": fix.sha})
-            modified = max(modified, fix.date)
-        records.append(
-            {
-                "schema_version": SCHEMA_VERSION,
-                "id": publication.osv_id,
-                "published": rfc3339(publication.published),
-                "modified": rfc3339(modified),
-                "summary": f"{entry.repo_id}: {change.summary}"[:300],
-                "details": _details(entry, severity),
-                "affected": [
-                    {
-                        "ranges": [{"type": "GIT", "repo": entry.repo_url, "events": events}],
-                    }
-                ],
-                "references": _references(entry, fix),
-                "database_specific": {
-                    "kind": change.kind,
-                    "severity": severity.value,
-                    "detected_severity": change.severity.value,
-                    "repo_id": entry.repo_id,
-                    "path": change.path,
-                    "before": _jsonable(change.before),
-                    "after": _jsonable(change.after),
-                },
-            }
-        )
+        body = _content(entry, severity, _reverted_by(entry, ordered[i + 1 :]))
+        digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+        modified = ids.revise_publication(publication.osv_id, digest, body, now)
+        records.append(_record(publication.osv_id, publication.published, modified, body))
+    for gone in ids.withdraw_publications([r["id"] for r in records], now):
+        assert gone.withdrawn is not None
+        body = gone.record or {"summary": "a change hubwatch no longer detects"}
+        record = _record(gone.osv_id, gone.published, gone.modified or gone.withdrawn, body)
+        record["withdrawn"] = rfc3339(gone.withdrawn)
+        records.append(record)
     return records
+
+
+def _record(
+    osv_id: str, published: datetime, modified: datetime, body: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "id": osv_id,
+        "published": rfc3339(published),
+        "modified": rfc3339(max(modified, published)),
+        **body,
+    }
+
+
+def _content(entry: FeedEntry, severity: Severity, fix: FeedEntry | None) -> dict[str, Any]:
+    """What the record says, apart from its id and dates (the digest is taken over this)."""
+    change = entry.change
+    # OSV's GIT convention: a range from the first commit is introduced at "0" (a root commit
+    # named instead crashed osv.dev's own Python library)
+    events: list[dict[str, str]] = [{"introduced": "0" if entry.root else entry.sha}]
+    if fix is not None:
+        events.append({"fixed": fix.sha})
+    return {
+        "summary": f"{entry.repo_id}: {change.summary}"[:300],
+        "details": _details(entry, severity),
+        "affected": [{"ranges": [{"type": "GIT", "repo": entry.repo_url, "events": events}]}],
+        "references": _references(entry, fix),
+        "database_specific": {
+            "kind": change.kind,
+            "severity": severity.value,
+            "detected_severity": change.severity.value,
+            "repo_id": entry.repo_id,
+            "path": change.path,
+            "before": _jsonable(change.before),
+            "after": _jsonable(change.after),
+        },
+    }
 
 
 def export(records: Sequence[dict[str, Any]], directory: Path) -> list[Path]:
@@ -173,7 +202,11 @@ def _reverted_by(entry: FeedEntry, later: Sequence[FeedEntry]) -> FeedEntry | No
     change = entry.change
     undo = REVERTED_BY.get(change.kind)
     for other in later:
-        if other.repo_id != entry.repo_id or other.change.path != change.path:
+        if other.repo_id != entry.repo_id:
+            continue
+        if other.change.kind == undo and change.kind in WHOLE_CLASS:
+            return other
+        if other.change.path != change.path:
             continue
         if other.change.kind == undo:
             return other

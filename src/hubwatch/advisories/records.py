@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import zipfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from hubwatch.errors import UnsafeContent
+from hubwatch.errors import OfflineDatabaseError, UnsafeContent
 from hubwatch.parsing.json import loads_bounded
 from hubwatch.parsing.yaml import BoundedLoader, load_bounded
 
@@ -57,7 +58,7 @@ def read_records(path: Path) -> Iterator[tuple[str, Record | ValueError]]:
     """Every record under `path` (a directory, searched recursively, or a zip), with its name.
 
     A record that cannot be read is yielded as the ValueError saying why, so that one bad file
-    does not hide the others.
+    does not hide the others; an archive that cannot be read raises OfflineDatabaseError.
     """
     if path.is_file() and path.suffix == ".zip":
         yield from _read_zip(path)
@@ -73,11 +74,15 @@ def read_records(path: Path) -> Iterator[tuple[str, Record | ValueError]]:
 
 
 def _read_zip(path: Path) -> Iterator[tuple[str, Record | ValueError]]:
+    """The records of an archive; a damaged archive raises OfflineDatabaseError.
+
+    NOTE: a corrupt all.zip is a broken database, not one bad record: skipping it would
+    report "no advisories" for everything it holds (issue 19).
+    """
     try:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as exc:
-        yield path.name, ValueError(f"{path}: not a readable zip: {exc}")
-        return
+        raise OfflineDatabaseError(f"{path}: not a readable zip archive: {exc}") from None
     with archive:
         for info in archive.infolist():
             if info.is_dir() or not info.filename.endswith(_SUFFIXES):
@@ -87,9 +92,10 @@ def _read_zip(path: Path) -> Iterator[tuple[str, Record | ValueError]]:
                 continue
             try:
                 data = archive.read(info)
-            except (zipfile.BadZipFile, OSError, ValueError) as exc:
-                yield info.filename, ValueError(f"{info.filename}: unreadable: {exc}")
-                continue
+            except (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error) as exc:
+                raise OfflineDatabaseError(
+                    f"{path}: damaged archive ({info.filename}: {exc})"
+                ) from None
             yield info.filename, _parse_or_error(data, info.filename)
 
 

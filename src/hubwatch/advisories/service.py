@@ -33,5 +33,8 @@ class AdvisoryService(ABC):
         """The advisories of each dependency; backends override this with a bulk call."""
         return {dependency: self.query(dependency) for dependency in dependencies}
 
+    def ready(self) -> None:  # noqa: B027 - optional hook, a remote service is checked by use
+        """Raise AdvisoryServiceError when the service cannot answer at all (no database)."""
+
     def close(self) -> None:  # noqa: B027 - optional hook, most services hold nothing
         """Release what the service holds (HTTP connections)."""

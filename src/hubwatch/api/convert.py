@@ -95,4 +95,5 @@ def report_public(report: AdvisoryReport) -> AdvisoryReportPublic:
         checked_at=report.checked_at,
         service=report.service,
         error=report.error,
+        status=report.status.value,
     )

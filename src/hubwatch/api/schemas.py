@@ -152,6 +152,8 @@ class AdvisoryReportPublic(BaseModel):
     checked_at: datetime | None
     service: str | None
     error: str | None
+    status: Literal["unchecked", "ok", "degraded"]
+    """`degraded`: the last check failed, `matches` are from the last good one (maybe stale)."""
 
 
 class RevisionDetail(BaseModel):

@@ -22,6 +22,8 @@ from hubwatch.cli.base import (
     shown,
     stored,
 )
+from hubwatch.errors import EXIT_ADVISORIES_UNKNOWN
+from hubwatch.models import AdvisoryReport, AdvisoryStatus
 from hubwatch.models.timestamps import to_minute
 
 osv_app = typer.Typer(
@@ -38,7 +40,11 @@ def sync(
         bool, typer.Option(help="Download the OSV database first (offline service only).")
     ] = True,
 ) -> None:
-    """Refresh the local OSV database, then re-check every stored revision against it."""
+    """Refresh the local OSV database, then re-check every stored revision against it.
+
+    Exits 7 when the advisory data could not be read for some revision (missing, empty,
+    damaged or stale database; OSV.dev failing): those keep their earlier matches.
+    """
     cfg = settings()
     with loading():
         from hubwatch.runtime import download_advisories, recheck_advisories
@@ -68,26 +74,49 @@ def show(
     rev: RevArg,
     as_json: JsonOption = False,
 ) -> None:
-    """Show a revision's dependencies and the known advisories that apply to them."""
+    """Show a revision's dependencies and the known advisories that apply to them.
+
+    Exits 7 when the revision's advisories are unknown (its last check failed).
+    """
     with stored(repo_id) as store:
         revision = store.revision(repo_id, rev)
         report = store.advisory_report(repo_id, revision.sha)
     if as_json:
-        print_json({"repo": repo_id, "sha": revision.sha, "advisories": report})
-        return
-    out.print(f"[bold]{shown(repo_id)}[/] {revision.sha}")
+        print_json(
+            {
+                "repo": repo_id,
+                "sha": revision.sha,
+                "status": report.status.value,
+                "advisories": report,
+            }
+        )
+    else:
+        _show(repo_id, revision.sha, report)
+    if report.status is AdvisoryStatus.DEGRADED:
+        raise typer.Exit(EXIT_ADVISORIES_UNKNOWN)
+
+
+def _show(repo_id: str, sha: str, report: AdvisoryReport) -> None:
+    out.print(f"[bold]{shown(repo_id)}[/] {sha}")
     if report.checked_at is None:
         out.print("advisories: not checked yet (`hubwatch osv sync` checks every revision)")
     else:
         out.print(f"checked: {to_minute(report.checked_at)} by {shown(report.service)}")
     if report.error:
-        out.print(f"[red]last check failed:[/] {shown(report.error)}")
+        out.print(
+            "[red]advisories unknown: the last check failed:[/] "
+            f"{shown(report.error)}\n(the matches below are from the last good check)"
+        )
     deps = Table("package", "version", "spec", "from", "why")
     for d in report.dependencies:
         deps.add_row(
             shown(d.name), shown(d.version or ""), shown(d.spec), shown(d.source), shown(d.reason)
         )
-    out.print(deps)
+    out.print(deps if report.dependencies else "dependencies: none found")
+    if not report.matches:
+        if report.status is AdvisoryStatus.OK:
+            out.print("advisories: none known apply")
+        return
     matches = Table("advisory", "aliases", "package", "severity", "fixed", "status", "why")
     for m in report.matches:
         severity = ", ".join(

@@ -3,10 +3,12 @@
 from hubwatch.models.advisory import (
     AdvisoryMatch,
     AdvisoryReport,
+    AdvisoryStatus,
     Dependency,
     MatchStatus,
     Publication,
     SeverityScore,
+    publication_id,
 )
 from hubwatch.models.change import Change, Severity
 from hubwatch.models.credentials import (
@@ -57,6 +59,7 @@ __all__ = [
     "AdvisoryId",
     "AdvisoryMatch",
     "AdvisoryReport",
+    "AdvisoryStatus",
     "Change",
     "Claim",
     "CommitInfo",
@@ -74,6 +77,7 @@ __all__ = [
     "OutboxMessage",
     "PendingMessage",
     "Publication",
+    "publication_id",
     "ReadResult",
     "ReadStatus",
     "RepoEvent",

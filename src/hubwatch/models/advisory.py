@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 from hubwatch.models.ids import AdvisoryId
 
@@ -22,7 +24,8 @@ class Dependency:
     spec: str
     """The version constraint as written (`==4.36.0`, `>=2.1`), empty when there is none."""
     source: str
-    """The file it was found in (`config.json`, `modeling_x.py`, `requirements.txt`…)."""
+    """Where it was found: the file (`config.json`, `modeling_x.py`), with the line for a
+    requirements file (`requirements.txt:3`), so that every pin of a package is kept."""
     reason: str
     """Why it is a dependency, for people: `transformers_version in config.json`."""
 
@@ -67,6 +70,18 @@ class AdvisoryMatch:
     """The advisory's `modified` timestamp, as published."""
 
 
+class AdvisoryStatus(StrEnum):
+    """Whether a revision's stored advisories can be trusted."""
+
+    UNCHECKED = "unchecked"
+    """Never checked."""
+    OK = "ok"
+    """The last check answered: the matches are what the advisory data says."""
+    DEGRADED = "degraded"
+    """The last check failed (no database, a corrupt or stale one, OSV.dev down): the matches
+    are those of the last good check, and "none" would be a guess."""
+
+
 @dataclass(frozen=True, slots=True)
 class AdvisoryReport:
     """What is stored about one revision's advisories."""
@@ -80,10 +95,30 @@ class AdvisoryReport:
     error: str | None
     """Why the last check failed; the matches are then those of the check before."""
 
+    @property
+    def status(self) -> AdvisoryStatus:
+        """UNCHECKED, OK, or DEGRADED when the last check failed."""
+        if self.checked_at is None:
+            return AdvisoryStatus.UNCHECKED
+        return AdvisoryStatus.DEGRADED if self.error else AdvisoryStatus.OK
+
 
 @dataclass(frozen=True, slots=True)
 class Publication:
-    """The OSV id assigned to one published change; assigned once, stable across reruns."""
+    """The OSV id assigned to one published change; the same in every database."""
 
     osv_id: AdvisoryId
     published: datetime
+    modified: datetime | None = None
+    """When its content last changed (None: never exported since it was published)."""
+    withdrawn: datetime | None = None
+    """When its change stopped being detected (history rewritten, differs changed)."""
+    record: dict[str, Any] | None = field(default=None, compare=False)
+    """The record as last exported, to publish it again as withdrawn."""
+
+
+def publication_id(repo_id: str, sha: str, kind: str, path: str | None, year: int) -> AdvisoryId:
+    """`x_HUBWATCH-<year>-<16 hex>`: derived from what the change is, so a fresh database (or
+    another hubwatch) gives the same change the same id."""
+    key = "\0".join((repo_id, sha, kind, path or ""))
+    return AdvisoryId(f"x_HUBWATCH-{year}-{hashlib.sha256(key.encode()).hexdigest()[:16]}")

@@ -79,7 +79,7 @@ class DeliveryAttempt:
     error: str | None
     duration_ms: int
     state: MessageState
-    """The state of the message now (not at the attempt)."""
+    """How this attempt ended: DELIVERED, or FAILED (a later attempt may still deliver)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from datetime import datetime
+from typing import Any
 
 from hubwatch.models import AdvisoryMatch, AdvisoryReport, CommitSha, Dependency, Publication
 
@@ -37,3 +39,15 @@ class AdvisoryStore(ABC):
         self, repo_id: str, sha: CommitSha, kind: str, path: str | None, year: int
     ) -> Publication:
         """The id of the record for this change: the stored one, else the next free in `year`."""
+
+    @abstractmethod
+    def revise_publication(
+        self, osv_id: str, digest: str, record: dict[str, Any], at: datetime
+    ) -> datetime:
+        """Keep the record as exported now; its `modified`: `at` when its content (`digest`)
+        changed since the last export (or it was withdrawn), else the stored one."""
+
+    @abstractmethod
+    def withdraw_publications(self, live: Collection[str], at: datetime) -> list[Publication]:
+        """Every publication not in `live` (its change is gone), withdrawn at `at` unless it
+        already was, with the record last exported for it."""

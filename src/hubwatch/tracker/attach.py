@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import structlog
 
 from hubwatch.advisories.deps import extract
+from hubwatch.advisories.imports import ImportCache
 from hubwatch.advisories.matching import dedupe
 from hubwatch.advisories.publish import FeedEntry
 from hubwatch.advisories.service import AdvisoryService
@@ -32,26 +33,36 @@ class AdvisoryAttached:
 class AdvisoryAttacher:
     """Finds each revision's dependencies and stores the advisories that apply to them."""
 
-    def __init__(self, store: Store, service: AdvisoryService) -> None:
+    def __init__(
+        self, store: Store, service: AdvisoryService, imports: ImportCache | None = None
+    ) -> None:
         self._store = store
         self._service = service
+        self._imports = imports or ImportCache()
+        self.last_error: AdvisoryServiceError | None = None
+        """Why the last `attach` could not check (its revision reads `degraded`); None: it did."""
 
     def attach(self, repo_id: str, sha: CommitSha) -> list[AdvisoryAttached]:
         """Check one stored revision; never raises for upstream or data trouble (it is recorded)."""
+        self.last_error = None
         revision = self._store.revision(repo_id, sha)
         files = self._store.files(repo_id, sha)
-        found = extract(files, self._store.blob, revision.card)
+        found = extract(files, self._store.blob, revision.card, self._imports)
         for problem in found.problems:
             log.warning("dependency_unreadable", repo=repo_id, sha=sha, problem=problem)
         pinned = [d for d in found.dependencies if d.version is not None]
         try:
             answers = self._service.query_all(pinned)
         except AdvisoryServiceError as exc:
+            # the stored matches stay (record_advisories with None): a database that cannot
+            # be read says nothing about them, and the revision reads `degraded`
+            self.last_error = exc
             log.warning("advisory_check_failed", repo=repo_id, sha=sha, error=str(exc))
             self._store.record_advisories(
                 repo_id, sha, found.dependencies, None, service=self._service.name, error=str(exc)
             )
             return []
+        self.last_error = None
         matches = dedupe([m for found_matches in answers.values() for m in found_matches])
         new = self._store.record_advisories(
             repo_id, sha, found.dependencies, matches, service=self._service.name
@@ -88,8 +99,13 @@ class AdvisoryAttacher:
             log.warning("advisory_check_failed", repo=repo_id, sha=sha, error=str(exc))
 
     def recheck_all(self) -> list[AdvisoryAttached]:
-        """Check every stored revision again (after the advisory data was refreshed)."""
+        """Check every stored revision again (after the advisory data was refreshed).
+
+        Every revision is checked (a failed one keeps its matches and reads `degraded`);
+        then, if the service failed on any, AdvisoryServiceError says how many.
+        """
         events: list[AdvisoryAttached] = []
+        failed: list[AdvisoryServiceError] = []
         for tracked in self._store.list_repos():
             for revision in self._store.history(tracked.ref.repo_id):
                 try:
@@ -101,6 +117,13 @@ class AdvisoryAttacher:
                         sha=revision.sha,
                         error=str(exc),
                     )
+                if self.last_error is not None:
+                    failed.append(self.last_error)
+        if failed:
+            raise AdvisoryServiceError(
+                f"advisories unknown for {len(failed)} revision(s), their earlier matches "
+                f"kept: {failed[0]}"
+            )
         return events
 
 
@@ -125,4 +148,6 @@ class StoreChangeFeed:
             for recorded in self._store.changes(repo_id):
                 for change in recorded.changes:
                     revision = recorded.revision
-                    yield FeedEntry(repo_id, url, revision.sha, revision.date, change)
+                    yield FeedEntry(
+                        repo_id, url, revision.sha, revision.date, change, not revision.parents
+                    )

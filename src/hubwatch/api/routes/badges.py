@@ -120,8 +120,9 @@ def _badge(store: Store, repo_id: str, kind: str, pinned: str | None, now: datet
         )
     if kind == "advisories":
         report = store.advisory_report(repo_id, CommitSha(latest.sha))
-        if report.checked_at is None:
-            return Badge(label="advisories", message="not checked", color="lightgrey")
+        if report.checked_at is None or report.error:  # a failed check is never "none"
+            message = "unknown" if report.error else "not checked"
+            return Badge(label="advisories", message=message, color="lightgrey")
         if not report.matches:
             return Badge(label="advisories", message="none", color="brightgreen")
         scores = [s.score for m in report.matches for s in m.severity if s.score is not None]

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, delete, func, select
@@ -18,6 +19,7 @@ from hubwatch.models import (
     MatchStatus,
     Publication,
     SeverityScore,
+    publication_id,
 )
 from hubwatch.store.advisories import AdvisoryStore
 from hubwatch.store.sql.base import SqlBase, utc
@@ -132,13 +134,13 @@ class SqlAdvisoryStore(SqlBase, AdvisoryStore):
             with self._session() as session:
                 row = session.exec(select(PublicationRow).where(*key)).first()
                 if row is not None:
-                    return Publication(AdvisoryId(row.osv_id), utc(row.published_at))
+                    return _publication(row)
                 last = session.exec(
                     select(func.max(PublicationRow.number)).where(PublicationRow.year == year)
                 ).one()
-                number = int(last or 0) + 1
+                number = int(last or 0) + 1  # kept for ordering; the id no longer shows it
                 row = PublicationRow(
-                    osv_id=f"x_HUBWATCH-{year}-{number}",
+                    osv_id=publication_id(repo_id, sha, kind, path, year),
                     repo_id=repo_id,
                     sha=sha,
                     kind=kind,
@@ -153,8 +155,48 @@ class SqlAdvisoryStore(SqlBase, AdvisoryStore):
                 except IntegrityError:  # another writer took that number (or that change)
                     session.rollback()
                     continue
-                return Publication(AdvisoryId(row.osv_id), utc(row.published_at))
+                return _publication(row)
         raise StoreError(f"could not assign an OSV id for {repo_id}@{sha[:12]} {kind}")
+
+    def revise_publication(
+        self, osv_id: str, digest: str, record: dict[str, Any], at: datetime
+    ) -> datetime:
+        with self._session() as session:
+            row = session.get(PublicationRow, osv_id)
+            if row is None:
+                raise StoreError(f"no OSV publication {osv_id}")
+            if row.digest != digest or row.withdrawn_at is not None:
+                # the first export of a publication keeps `modified` = `published`
+                if row.digest is not None or row.withdrawn_at is not None:
+                    row.modified_at = at
+                row.digest, row.record, row.withdrawn_at = digest, record, None
+                session.add(row)
+                session.commit()
+            return utc(row.modified_at or row.published_at)
+
+    def withdraw_publications(self, live: Collection[str], at: datetime) -> list[Publication]:
+        keep = set(live)
+        found = []
+        with self._session() as session:
+            for row in session.exec(select(PublicationRow).order_by(col(PublicationRow.osv_id))):
+                if row.osv_id in keep:
+                    continue
+                if row.withdrawn_at is None:
+                    row.withdrawn_at = row.modified_at = at
+                    session.add(row)
+                found.append(_publication(row))
+            session.commit()
+        return found
+
+
+def _publication(row: PublicationRow) -> Publication:
+    return Publication(
+        AdvisoryId(row.osv_id),
+        utc(row.published_at),
+        utc(row.modified_at) if row.modified_at else None,
+        utc(row.withdrawn_at) if row.withdrawn_at else None,
+        dict(row.record) if row.record else None,
+    )
 
 
 def _match_row(pk: int, match: AdvisoryMatch, attached_at: datetime) -> AdvisoryMatchRow:

@@ -158,6 +158,12 @@ class PublicationRow(SQLModel, table=True):
     year: int
     number: int
     published_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
+    digest: str | None = Field(default=None, max_length=64)
+    """sha256 of the record's content as last exported: `modified` moves when it changes."""
+    modified_at: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True)))
+    withdrawn_at: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True)))
+    record: dict[str, object] | None = Field(default=None, sa_column=Column(JSON))
+    """The record as last exported, published again (withdrawn) once its change is gone."""
 
 
 class EstimateRow(SQLModel, table=True):

@@ -215,7 +215,9 @@ class SqlWebhookStore(SqlBase, WebhookStore):
                     status_code=delivery.status_code,
                     error=delivery.error,
                     duration_ms=delivery.duration_ms,
-                    state=MessageState(outbox.state),
+                    # the attempt's own outcome: a message delivered at its third attempt
+                    # still has two failed attempts in its log (issue 19)
+                    state=MessageState.DELIVERED if delivery.error is None else MessageState.FAILED,
                 )
                 for delivery, outbox in rows
             ]
