@@ -7,13 +7,12 @@ import hashlib
 import json
 import subprocess
 import sys
-import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hubwatch.diff import render_server
+from hubwatch.diff.lru import BoundedCache
 
 DEFAULT_BUDGET_S = 15.0
 """Seconds all templates of one revision may render for together (HUBWATCH_TEMPLATE_BUDGET_S)."""
@@ -187,30 +186,7 @@ def _answered(stdout: bytes) -> tuple[Rendered, bool]:
     return Rendered(outputs), True
 
 
-class _RenderCache:
-    """The last `size` renders by key, least recently used dropped first; thread-safe."""
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._items: OrderedDict[str, Rendered] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: str) -> Rendered | None:
-        with self._lock:
-            found = self._items.get(key)
-            if found is not None:
-                self._items.move_to_end(key)
-            return found
-
-    def put(self, key: str, rendered: Rendered) -> None:
-        with self._lock:
-            self._items[key] = rendered
-            self._items.move_to_end(key)
-            while len(self._items) > self._size:
-                self._items.popitem(last=False)
-
-
-_CACHE = _RenderCache(64)
+_CACHE: BoundedCache[Rendered] = BoundedCache(64)
 """Renders of this process (Rendered is frozen: a hit is shared safely)."""
 
 
