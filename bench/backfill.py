@@ -38,7 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.suppor
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
-from hubwatch.diff import DIFFERS, Differ, RevisionView
+from hubwatch.diff import DIFFERS, Differ, RevisionView, render_server
+from hubwatch.diff.lru import forget_all
 from hubwatch.logging import configure_logging
 from hubwatch.models import Change, RepoRef, SourceKind
 from hubwatch.sources.git import GitSource
@@ -209,6 +210,10 @@ def backfill(upstream: Path, work: Path, repo_id: str) -> tuple[float, int]:
     differs = {name: d if name == "generic" else timed(name, d) for name, d in DIFFERS.items()}
     DIFFER_SECONDS.clear()
     tracker = Tracker(store, {SourceKind.GIT: source}, differs=differs)
+    # every round starts cold: no render, tokenizer, card or estimate cached by an earlier
+    # round or the warm-up, and the render worker started afresh inside the clock
+    forget_all()
+    render_server.SHARED.stop()
     start = time.perf_counter()
     result = tracker.track(RepoRef(repo_id, SourceKind.GIT, str(upstream)))
     elapsed = time.perf_counter() - start

@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 V = TypeVar("V")
+
+_ALL: weakref.WeakSet[BoundedCache[Any]] = weakref.WeakSet()
+
+
+def forget_all() -> None:
+    """Empty every cache of the process (a benchmark's rounds start cold)."""
+    for each in list(_ALL):
+        each.clear()
 
 
 class BoundedCache(Generic[V]):
@@ -19,6 +28,7 @@ class BoundedCache(Generic[V]):
         self._size = size
         self._items: OrderedDict[str, V] = OrderedDict()
         self._lock = threading.Lock()
+        _ALL.add(self)
 
     def get(self, key: str) -> V | None:
         with self._lock:
@@ -33,3 +43,7 @@ class BoundedCache(Generic[V]):
             self._items.move_to_end(key)
             while len(self._items) > self._size:
                 self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
