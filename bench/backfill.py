@@ -9,7 +9,8 @@ chat template, the tokenizer or a shard, as a real history does.
 
 hubwatch: `Tracker.track()` of the repo through GitSource into a fresh SQLite file (the mirror
 cloned, every revision read, estimated, diffed and stored); imports, the store's migrations and
-a warm-up on another repo are outside the clock. Baseline, in the same run: the git floor, that
+a warm-up on another repo are outside the clock; each round starts cold (the process's content
+caches emptied, the render worker stopped). Baseline, in the same run: the git floor, that
 is the mirror cloned, the commits listed (`git rev-list` and one `git cat-file --batch`), and per
 revision one `git ls-tree -r -l -z` and one `git cat-file --batch` of the blobs hubwatch reads
 from git there (those not read at an earlier revision). Best of ROUNDS each. SQL statements are
