@@ -9,7 +9,8 @@ chat template, the tokenizer or a shard, as a real history does.
 
 hubwatch: `Tracker.track()` of the repo through GitSource into a fresh SQLite file (the mirror
 cloned, every revision read, estimated, diffed and stored); imports, the store's migrations and
-a warm-up on another repo are outside the clock. Baseline, in the same run: the git floor, that
+a warm-up on another repo are outside the clock; each round starts cold (the process's content
+caches emptied, the render worker stopped). Baseline, in the same run: the git floor, that
 is the mirror cloned, the commits listed (`git rev-list` and one `git cat-file --batch`), and per
 revision one `git ls-tree -r -l -z` and one `git cat-file --batch` of the blobs hubwatch reads
 from git there (those not read at an earlier revision). Best of ROUNDS each. SQL statements are
@@ -38,7 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.suppor
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
-from hubwatch.diff import DIFFERS, Differ, RevisionView
+from hubwatch.diff import DIFFERS, Differ, RevisionView, render_server
+from hubwatch.diff.lru import forget_all
 from hubwatch.logging import configure_logging
 from hubwatch.models import Change, RepoRef, SourceKind
 from hubwatch.sources.git import GitSource
@@ -209,6 +211,10 @@ def backfill(upstream: Path, work: Path, repo_id: str) -> tuple[float, int]:
     differs = {name: d if name == "generic" else timed(name, d) for name, d in DIFFERS.items()}
     DIFFER_SECONDS.clear()
     tracker = Tracker(store, {SourceKind.GIT: source}, differs=differs)
+    # every round starts cold: no render, tokenizer, card or estimate cached by an earlier
+    # round or the warm-up, and the render worker started afresh inside the clock
+    forget_all()
+    render_server.SHARED.stop()
     start = time.perf_counter()
     result = tracker.track(RepoRef(repo_id, SourceKind.GIT, str(upstream)))
     elapsed = time.perf_counter() - start

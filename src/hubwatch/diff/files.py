@@ -8,6 +8,7 @@ import hashlib
 import posixpath
 from typing import Any
 
+from hubwatch.diff.lru import BoundedCache
 from hubwatch.diff.sections import arrow, changed_keys, listing
 from hubwatch.diff.view import RevisionView
 from hubwatch.diff.weights import weight_format
@@ -195,9 +196,28 @@ def _card_parts(view: RevisionView) -> tuple[dict[str, Any], str | None]:
     if "README.md" not in view.files:
         return {}, ""
     text = view.text("README.md")
+    if text is None:
+        return dict(view.card), None
+    key = hashlib.sha256(text.encode()).hexdigest()
+    parts = _CARDS.get(key)
+    if parts is None:
+        parts = _front_and_body(text)
+        _CARDS.put(key, parts)
+    front = dict(parts[0])
+    front.update(view.card)
+    return front, parts[1]
+
+
+_CARDS: BoundedCache[tuple[dict[str, Any], str]] = BoundedCache(8)
+"""A README's front matter (less the known keys) and body by its sha256: the same README is
+the new side of one diff and the old side of the next, and YAML parsing is slow."""
+
+
+def _front_and_body(text: str) -> tuple[dict[str, Any], str]:
+    """The front matter's keys other than CARD_KEYS, and the body after it."""
     front: dict[str, Any] = {}
     body = text
-    if text is not None and text.startswith("---"):
+    if text.startswith("---"):
         lines = text.splitlines(keepends=True)
         end = next((i for i, line in enumerate(lines[1:], 1) if line.strip() == "---"), None)
         if end is not None:
@@ -209,9 +229,7 @@ def _card_parts(view: RevisionView) -> tuple[dict[str, Any], str | None]:
             if isinstance(data, dict):
                 front = {str(k): _plain(v) for k, v in data.items()}
     known = {key for key, _, _ in CARD_KEYS}
-    front = {k: v for k, v in front.items() if k not in known}
-    front.update(view.card)
-    return front, body
+    return {k: v for k, v in front.items() if k not in known}, body
 
 
 def _plain(value: Any) -> Any:

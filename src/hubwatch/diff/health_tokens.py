@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+from hubwatch.diff.lru import BoundedCache
 from hubwatch.diff.sections import listing
 from hubwatch.diff.view import RevisionView
 
@@ -64,6 +66,26 @@ def _special_ids(view: RevisionView) -> list[tuple[str, str, int]]:
 
 
 def _vocabulary(view: RevisionView) -> Vocabulary:
+    ids, known = _tokenizer_ids(view)
+    added = dict(known)
+    extra = view.json("added_tokens.json")
+    if isinstance(extra, dict):
+        added.update({str(k): v for k, v in extra.items() if _is_id(v)})
+    return Vocabulary(ids, added, _size(view))
+
+
+_TOKENIZERS: BoundedCache[tuple[frozenset[int] | None, dict[str, int]]] = BoundedCache(8)
+"""tokenizer.json's ids and added tokens by its content's sha256: in a backfill the same
+tokenizer.json is judged at every config edit, and parsing it is most of the judgement."""
+
+
+def _tokenizer_ids(view: RevisionView) -> tuple[frozenset[int] | None, dict[str, int]]:
+    """The ids and added tokens (content → id) tokenizer.json knows; (None, {}) without one."""
+    raw = view.raw("tokenizer.json")
+    key = hashlib.sha256(raw).hexdigest() if raw is not None else ""
+    found = _TOKENIZERS.get(key) if key else None
+    if found is not None:
+        return found
     added: dict[str, int] = {}
     ids: set[int] | None = None
     tokenizer = view.json("tokenizer.json")
@@ -73,10 +95,10 @@ def _vocabulary(view: RevisionView) -> Vocabulary:
             if isinstance(token, dict) and _is_id(token.get("id")):
                 added[str(token.get("content"))] = token["id"]
         ids.update(added.values())
-    extra = view.json("added_tokens.json")
-    if isinstance(extra, dict):
-        added.update({str(k): v for k, v in extra.items() if _is_id(v)})
-    return Vocabulary(None if ids is None else frozenset(ids), added, _size(view))
+    found = (None if ids is None else frozenset(ids), added)
+    if key:
+        _TOKENIZERS.put(key, found)
+    return found
 
 
 def _model_ids(model: Any) -> list[int]:

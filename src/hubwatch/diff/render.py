@@ -3,15 +3,16 @@ limits, so that no template can hang, exhaust or escape the daemon."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
-_WORKER = Path(__file__).with_name("render_worker.py")
+from hubwatch.diff import render_server
+from hubwatch.diff.lru import BoundedCache
 
 DEFAULT_BUDGET_S = 15.0
 """Seconds all templates of one revision may render for together (HUBWATCH_TEMPLATE_BUDGET_S)."""
@@ -111,37 +112,82 @@ def _render(
         "conversations": [{"name": name, "context": ctx} for name, ctx in conversations],
         "max_output_chars": limits.max_output_chars,
         "max_memory_bytes": limits.max_memory_bytes,
-        "cpu_s": max(1, int(limits.timeout_s) + 1),
     }
+    # Renders are deterministic (the worker fixes the date), so one keyed by the template, the
+    # conversations and the output and memory limits is reused: a backfill renders each
+    # template version once, not as the new side and again as the next edit's old side.
+    key = hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()
+    cached = _CACHE.get(key)
+    if cached is not None:
+        return cached
+    request["cpu_s"] = max(1, int(limits.timeout_s) + 1)
+    rendered, lasting = _run(request, limits.timeout_s)
+    if lasting:
+        _CACHE.put(key, rendered)
+    return rendered
+
+
+def _run(request: dict[str, Any], timeout_s: float) -> tuple[Rendered, bool]:
+    """The render, and whether it says something about the template alone (not the machine)."""
+    worker = render_server.SHARED
+    if not worker.lock.acquire(blocking=False):  # another thread renders: don't queue behind it
+        return _once(request, timeout_s)
+    try:
+        status, answer = worker.render(request, timeout_s)
+    except render_server.RenderTimeout:
+        return _failed(f"timed out after {timeout_s:g} s"), False
+    except render_server.RenderWorkerGone as exc:
+        return _failed(str(exc)), False
+    finally:
+        worker.lock.release()
+    if status != 0:
+        reason = (answer or "")[:300] or f"renderer exited with status {status}"
+        if status < 0:
+            reason = f"renderer killed by signal {-status} (CPU or memory limit)"
+        return _failed(reason), False
+    return _answered((answer or "").encode())
+
+
+def _once(request: dict[str, Any], timeout_s: float) -> tuple[Rendered, bool]:
+    """The render in a one-shot worker process of its own."""
     try:
         done = subprocess.run(
-            [sys.executable, "-I", str(_WORKER)],
+            [sys.executable, "-I", str(render_server.WORKER)],
             input=json.dumps(request).encode(),
             capture_output=True,
-            timeout=limits.timeout_s,
+            timeout=timeout_s,
             check=False,
         )
     except subprocess.TimeoutExpired:
-        return _failed(f"timed out after {limits.timeout_s:g} s")
+        return _failed(f"timed out after {timeout_s:g} s"), False
     except OSError as exc:
-        return _failed(f"cannot start the renderer: {exc}")
+        return _failed(f"cannot start the renderer: {exc}"), False
     if done.returncode != 0:
         last = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
         reason = last[0][:300] or f"renderer exited with status {done.returncode}"
         if done.returncode < 0:
             reason = f"renderer killed by signal {-done.returncode} (CPU or memory limit)"
-        return _failed(reason)
+        return _failed(reason), False
+    return _answered(done.stdout)
+
+
+def _answered(stdout: bytes) -> tuple[Rendered, bool]:
+    """The worker's JSON answer as a `Rendered`; an answer is lasting, garbage is not."""
     try:
-        answer = json.loads(done.stdout)
+        answer = json.loads(stdout)
     except ValueError:
-        return _failed("renderer answered garbage")
+        return _failed("renderer answered garbage"), False
     if answer.get("failure"):
-        return _failed(str(answer["failure"]))
+        return _failed(str(answer["failure"])), True
     outputs = {
         name: out["text"] if "text" in out else f"error: {out.get('error')}"
         for name, out in answer.get("outputs", {}).items()
     }
-    return Rendered(outputs)
+    return Rendered(outputs), True
+
+
+_CACHE: BoundedCache[Rendered] = BoundedCache(64)
+"""Renders of this process (Rendered is frozen: a hit is shared safely)."""
 
 
 def _failed(reason: str) -> Rendered:

@@ -12,6 +12,13 @@ on stdin and writes one JSON answer on stdout:
 `failure` is set when the template as a whole cannot be rendered safely: a syntax error, a
 sandbox violation, an output or memory limit. Ordinary exceptions raised while rendering one
 conversation (`raise_exception`, undefined values) are that conversation's output.
+
+With `--serve` it stays up and renders many requests, one JSON line each on stdin, but never
+itself: it imports jinja2 and warms up once, then forks a fresh child per request that lowers
+its limits and drops root before it looks at the template (so each template still runs in a
+process of its own, as one-shot), and answers one JSON line per request on stdout:
+
+    {"status": int (the child's exit status, negative for a signal), "answer": str | null}
 """
 
 from __future__ import annotations
@@ -191,6 +198,12 @@ def drop_root() -> None:
 
 def confine(request: dict[str, Any]) -> None:
     """Lower every limit, then drop root, before any byte of the template is looked at."""
+    prepare(request)
+    bind(request)
+
+
+def prepare(request: dict[str, Any]) -> None:
+    """Import and warm up everything rendering needs, before any limit binds."""
     # NOTE: once root is dropped the interpreter's own files may be unreadable (a Python under
     # /root): import now what rendering imports lazily, by rendering a template that uses it.
     for module in ("jinja2.ext", "jinja2.sandbox", "jinja2.exceptions", "jinja2.nodes"):
@@ -199,6 +212,9 @@ def confine(request: dict[str, Any]) -> None:
         codecs.lookup(codec)
     render_all({**request, "template": _WARM_UP, "conversations": [_WARM_UP_CONTEXT]})
 
+
+def bind(request: dict[str, Any]) -> None:
+    """Lower every limit to the request's, then drop root for good."""
     _limit(resource.RLIMIT_AS, int(request["max_memory_bytes"]))
     _limit(resource.RLIMIT_CPU, int(request["cpu_s"]))
     _limit(resource.RLIMIT_FSIZE, 0)  # no files written, whatever happens
@@ -207,7 +223,49 @@ def confine(request: dict[str, Any]) -> None:
     drop_root()
 
 
+def serve() -> None:
+    """Answer one request line after another, each rendered in a forked, confined child."""
+    prepare({"max_output_chars": 1000})
+    for line in sys.stdin.buffer:
+        try:
+            request = json.loads(line)
+        except ValueError:
+            _reply(2, None)
+            continue
+        _reply(*_forked(request))
+
+
+def _forked(request: dict[str, Any]) -> tuple[int, str | None]:
+    """Render `request` in a forked child: its exit status and what it wrote."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: it never returns
+        os.close(read_end)
+        status = 0
+        try:
+            bind(request)
+            text = json.dumps(render_all(request))
+        except BaseException as exc:  # e.g. root not dropped: no answer, said on the status
+            text, status = f"render worker failed: {exc}"[:300], 3
+        with os.fdopen(write_end, "w", encoding="utf-8") as out:
+            out.write(text)
+        os._exit(status)
+    os.close(write_end)
+    with os.fdopen(read_end, "r", encoding="utf-8", errors="replace") as answer:
+        text = answer.read()
+    _, waited = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(waited), text
+
+
+def _reply(status: int, answer: str | None) -> None:
+    sys.stdout.write(json.dumps({"status": status, "answer": answer}) + "\n")
+    sys.stdout.flush()
+
+
 def main() -> None:
+    if sys.argv[1:] == ["--serve"]:
+        serve()
+        return
     request = json.loads(sys.stdin.buffer.read())
     confine(request)
     answer = render_all(request)

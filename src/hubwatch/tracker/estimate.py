@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections.abc import Callable
 
+from hubwatch.diff.lru import BoundedCache
 from hubwatch.estimator import estimate_json
 from hubwatch.models import ContentSha, Estimate, ReadResult, ReadStatus, Snapshot
 
@@ -26,7 +28,25 @@ def with_estimate(snapshot: Snapshot, load: Callable[[ContentSha], bytes]) -> Sn
         for path, read in snapshot.headers.items()
         if read.status is ReadStatus.STORED and (data := _bytes(read, load)) is not None
     }
-    return dataclasses.replace(snapshot, estimate=estimate_json(raw, headers))
+    return dataclasses.replace(snapshot, estimate=_estimated(raw, headers))
+
+
+_ESTIMATES: BoundedCache[Estimate] = BoundedCache(32)
+"""Estimates by the sha256 of their inputs: most revisions of a history (a card edit, a new
+file) keep config.json and the headers of the one before, and so its estimate."""
+
+
+def _estimated(raw: bytes, headers: dict[str, bytes]) -> Estimate:
+    """`estimate_json(raw, headers)`, computed once per distinct config and headers."""
+    digest = hashlib.sha256(raw)
+    for path in sorted(headers):
+        digest.update(b"\0" + path.encode() + b"\0" + hashlib.sha256(headers[path]).digest())
+    key = digest.hexdigest()
+    found = _ESTIMATES.get(key)
+    if found is None:
+        found = estimate_json(raw, headers)
+        _ESTIMATES.put(key, found)
+    return found
 
 
 def _bytes(read: ReadResult, load: Callable[[ContentSha], bytes]) -> bytes | None:

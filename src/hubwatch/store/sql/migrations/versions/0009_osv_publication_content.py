@@ -1,7 +1,7 @@
 """osv publication content: ids derived from the change, content digest, modified, withdrawn
 
-Revision ID: 0013
-Revises: 0007
+Revision ID: 0009
+Revises: 0008
 Create Date: 2026-12-01
 """
 
