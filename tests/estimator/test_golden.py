@@ -13,6 +13,14 @@ import pytest
 
 from hubwatch.estimator import estimate
 from tests.estimator.make_golden import GOLDEN, default_types, golden_configs
+from tests.support.require import REQUIRE_TRANSFORMERS, require
+
+
+def _needs_transformers() -> None:
+    if importlib.util.find_spec("transformers") is None:
+        # CI installs torch and transformers for `pytest -m live` and sets the switch there.
+        require(REQUIRE_TRANSFORMERS, "needs torch and transformers (the `live` comparison)")
+
 
 GOLDEN_FILE = json.loads(GOLDEN.read_text())
 TYPES = default_types()
@@ -48,10 +56,8 @@ def test_at_least_sixty_types_are_counted_exactly() -> None:
 
 
 @pytest.mark.live
-@pytest.mark.skipif(
-    importlib.util.find_spec("transformers") is None, reason="transformers is not installed"
-)
 def test_golden_defaults_match_transformers_now() -> None:
+    _needs_transformers()
     from tests.estimator.make_golden import live_default_counts
 
     assert live_default_counts() == EXPECTED
@@ -69,10 +75,8 @@ def test_partial_configs_take_the_config_classes_defaults(case: dict[str, object
 
 
 @pytest.mark.live
-@pytest.mark.skipif(
-    importlib.util.find_spec("transformers") is None, reason="transformers is not installed"
-)
 def test_partial_counts_match_transformers_now() -> None:
+    _needs_transformers()
     from tests.estimator.make_golden import count_with_transformers
 
     for case in PARTIAL:
