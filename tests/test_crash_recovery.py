@@ -69,6 +69,11 @@ def _start(
     )
 
 
+# Enough commits that six kills land before the backfill ends (a fast backfill writes several
+# revisions between two of the test's looks at the store).
+COMMITS = 100
+
+
 def test_sigkill_during_backfill_loses_and_duplicates_nothing(db_url: str, tmp_path: Path) -> None:
     upstream = tmp_path / "up"
     # Each commit changes a sizeable tokenizer file, so each revision is a real write.
@@ -82,7 +87,7 @@ def test_sigkill_during_backfill_loses_and_duplicates_nothing(db_url: str, tmp_p
                 },
                 message=f"commit {i}",
             )
-            for i in range(40)
+            for i in range(COMMITS)
         ],
     )
     kills = 0
@@ -103,7 +108,7 @@ def test_sigkill_during_backfill_loses_and_duplicates_nothing(db_url: str, tmp_p
             kills += 1
         proc.wait()
     assert kills == 6, "the backfill finished before it could be interrupted"
-    assert _count(db_url) < 40
+    assert _count(db_url) < COMMITS
 
     final = _start(db_url, tmp_path / "data", upstream, capture=True)
     _, stderr = final.communicate(timeout=120)
@@ -116,5 +121,5 @@ def test_sigkill_during_backfill_loses_and_duplicates_nothing(db_url: str, tmp_p
     assert ref.returncode == 0, stderr.decode()
 
     interrupted, uninterrupted = _history(db_url), _history(reference_url)
-    assert len(uninterrupted) == 40
+    assert len(uninterrupted) == COMMITS
     assert interrupted == uninterrupted
