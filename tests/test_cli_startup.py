@@ -11,7 +11,15 @@ from pathlib import Path
 import pytest
 
 CONFIG = Path(__file__).parent / "data" / "configs" / "Qwen__Qwen3-0.6B.json"
-HEAVY = ("sqlalchemy", "huggingface_hub", "fastapi", "alembic", "hubwatch.runtime", "hubwatch.api")
+HEAVY = (
+    "sqlalchemy",
+    "huggingface_hub",
+    "fastapi",
+    "alembic",
+    "hubwatch.runtime",
+    "hubwatch.api",
+    "hubwatch.pins",  # its scanners (YAML, TOML, shell) load only for `pins` commands
+)
 
 # Runs the console entry point, then reports what was imported and the collector's state.
 PROBE = """

@@ -14,16 +14,13 @@ from rich.table import Table
 
 from hubwatch.cli.base import JsonOption, app, err, exit_on_error, out, print_json, settings, shown
 from hubwatch.models import Severity
-from hubwatch.pins.bump import parse_target, plan, rewrite, unified_diff, write
-from hubwatch.pins.check import Report, check
-from hubwatch.pins.links import Link, hub_links
-from hubwatch.pins.markdown import changelog_markdown, report_markdown
-from hubwatch.pins.model import Pin
-from hubwatch.pins.sarif import report_sarif
-from hubwatch.pins.scan import scan
-from hubwatch.pins.serialize import pin_json, report_json
 
+# The pins package is imported inside the commands: its scanners (YAML, TOML, shell) would
+# otherwise load on every `hubwatch` start-up (bench/startup.py).
 if TYPE_CHECKING:
+    from hubwatch.pins.check import Report
+    from hubwatch.pins.links import Link
+    from hubwatch.pins.model import Pin
     from hubwatch.store.base import Store
 
 pins_app = typer.Typer(
@@ -61,6 +58,9 @@ class FailOn(StrEnum):
 @exit_on_error()
 def scan_command(paths: PathsArg, as_json: JsonOption = False) -> None:
     """List every model reference under PATH...: repo, revision (or unpinned), file, line."""
+    from hubwatch.pins.scan import scan
+    from hubwatch.pins.serialize import pin_json
+
     found = scan(paths)
     if as_json:
         print_json([pin_json(p) for p in found])
@@ -82,7 +82,8 @@ def scan_command(paths: PathsArg, as_json: JsonOption = False) -> None:
 def _checked(pins: list[Pin]) -> Iterator[tuple[Report, Store, Link]]:
     """Track every pinned repo (backfill, or a poll when tracked), then check the pins."""
     from hubwatch.models import RepoRef
-    from hubwatch.pins.check import repo_refs
+    from hubwatch.pins.check import check, repo_refs
+    from hubwatch.pins.links import hub_links
     from hubwatch.runtime import runtime
 
     loaded = settings()
@@ -115,6 +116,8 @@ def check_command(
     ] = None,
 ) -> None:
     """Track each pinned repo and report what changed upstream since each pin, by severity."""
+    from hubwatch.pins.scan import scan
+
     threshold = Severity(fail_on.value)
     fmt = Format.JSON if as_json else fmt
     if output is not None and fmt is Format.TABLE:
@@ -132,6 +135,10 @@ def check_command(
 
 
 def _render(report: Report, threshold: Severity, fmt: Format, link: Link) -> str | None:
+    from hubwatch.pins.markdown import report_markdown
+    from hubwatch.pins.sarif import report_sarif
+    from hubwatch.pins.serialize import report_json
+
     data: Any
     if fmt is Format.MARKDOWN:
         return report_markdown(report, threshold, link)
@@ -174,6 +181,10 @@ def bump_command(
     ] = False,
 ) -> None:
     """Move each sha pin to TARGET (only the sha bytes change) and print a changelog."""
+    from hubwatch.pins.bump import parse_target, plan, rewrite, unified_diff, write
+    from hubwatch.pins.markdown import changelog_markdown
+    from hubwatch.pins.scan import scan
+
     try:
         without = parse_target(to)
     except ValueError as exc:
