@@ -38,6 +38,39 @@ def stack(
     return Tower("text", tuple(before), (block,) * layers, tuple(after), hidden, vocab)
 
 
+def learned_positions(
+    r: Reader,
+    layer: Sequence[Param],
+    layers: int,
+    *,
+    hidden: int,
+    vocab: int,
+    heads: int,
+    context: int,
+    kv_elems: int,
+    inner: int,
+) -> Built:
+    """GPT-2's frame around `layers` x `layer`: token and learned position embeddings, a final
+    LayerNorm with bias, and an unbiased head unless `tie_word_embeddings`."""
+    before = [
+        plain("wte", vocab * hidden, "embedding"),
+        plain("wpe", context * hidden, "embedding"),
+    ]
+    tower = stack(
+        before,
+        layer,
+        layers,
+        [plain("ln_f", 2 * hidden, "norm")],
+        hidden=hidden,
+        vocab=vocab,
+        heads=heads,
+        kv_elems=kv_elems,
+        inner=inner,
+        tied=r.flag("tie_word_embeddings"),
+    )
+    return Built((tower,), context)
+
+
 def _gptj(r: Reader, architecture: str) -> Built:
     """GPT-J and CodeGen: one LayerNorm, parallel attention (no biases) and MLP, biased head."""
     hidden = r.integer("n_embd", limit="hidden")
@@ -167,23 +200,17 @@ def _gpt_bigcode(r: Reader, _architecture: str) -> Built:
         linear("mlp.c_fc", hidden, inner, bias=True, kind="mlp"),
         linear("mlp.c_proj", inner, hidden, bias=True, kind="mlp"),
     ]
-    before = [
-        plain("wte", vocab * hidden, "embedding"),
-        plain("wpe", context * hidden, "embedding"),
-    ]
-    tower = stack(
-        before,
+    return learned_positions(
+        r,
         layer,
         layers,
-        [plain("ln_f", 2 * hidden, "norm")],
         hidden=hidden,
         vocab=vocab,
         heads=heads,
+        context=context,
         kv_elems=2 * kv,
         inner=inner,
-        tied=r.flag("tie_word_embeddings"),
     )
-    return Built((tower,), context)
 
 
 def _falcon_kv(r: Reader, heads: int) -> tuple[int, int]:
@@ -290,23 +317,17 @@ def _gpt_neo(r: Reader, _architecture: str) -> Built:
         linear("mlp.c_fc", hidden, inner, bias=True, kind="mlp"),
         linear("mlp.c_proj", inner, hidden, bias=True, kind="mlp"),
     ]
-    before = [
-        plain("wte", vocab * hidden, "embedding"),
-        plain("wpe", context * hidden, "embedding"),
-    ]
-    tower = stack(
-        before,
+    return learned_positions(
+        r,
         layer,
         layers,
-        [plain("ln_f", 2 * hidden, "norm")],
         hidden=hidden,
         vocab=vocab,
         heads=heads,
+        context=context,
         kv_elems=2 * hidden,
         inner=inner,
-        tied=r.flag("tie_word_embeddings"),
     )
-    return Built((tower,), context)
 
 
 def _xglm(r: Reader, _architecture: str) -> Built:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from hubwatch.estimator.config import CannotEstimate, Reader
+from hubwatch.estimator.families.classic import learned_positions
 from hubwatch.estimator.families.decoder import Decoder, all_full, qwen2_biases
 from hubwatch.estimator.registry import Built, Family
-from hubwatch.estimator.structure import KvKind, Layer, Tower, linear, plain
+from hubwatch.estimator.structure import linear, plain
 
 # NOTE: `num_key_value_heads` / `head_dim` left out of the defaults where the config class computes
 # them from other keys (None -> num_attention_heads, hidden_size // num_attention_heads); the
@@ -214,25 +215,25 @@ def gpt2(r: Reader, _architecture: str) -> Built:
     vocab = r.integer("vocab_size", limit="vocab")
     context = r.integer("n_positions", "max_position_embeddings", limit="context")
     inner = r.opt_integer("n_inner", limit="intermediate") or 4 * hidden
-    tied = r.flag("tie_word_embeddings")
-    params = (
+    layer = [
         plain("ln_1", 2 * hidden, "norm"),
         linear("attn.c_attn", hidden, 3 * hidden, bias=True, kind="attention"),
         linear("attn.c_proj", hidden, hidden, bias=True, kind="attention"),
         plain("ln_2", 2 * hidden, "norm"),
         linear("mlp.c_fc", hidden, inner, bias=True, kind="mlp"),
         linear("mlp.c_proj", inner, hidden, bias=True, kind="mlp"),
+    ]
+    return learned_positions(
+        r,
+        layer,
+        layers,
+        hidden=hidden,
+        vocab=vocab,
+        heads=heads,
+        context=context,
+        kv_elems=2 * hidden,
+        inner=inner,
     )
-    act = 8 * hidden + 2 * inner
-    layer = Layer(params, KvKind.FULL, 2 * hidden, None, act, heads)
-    before = (
-        plain("wte", vocab * hidden, "embedding"),
-        plain("wpe", context * hidden, "embedding"),
-    )
-    after = [plain("ln_f", 2 * hidden, "norm")]
-    if not tied:
-        after.append(linear("lm_head", hidden, vocab, bias=False, kind="head"))
-    return Built((Tower("text", before, (layer,) * layers, tuple(after), hidden, vocab),), context)
 
 
 GPT2 = Family(
