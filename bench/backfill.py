@@ -39,8 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.suppor
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
+from hubwatch.caching import forget_all
 from hubwatch.diff import DIFFERS, Differ, RevisionView, render_server
-from hubwatch.diff.lru import forget_all
 from hubwatch.logging import configure_logging
 from hubwatch.models import Change, RepoRef, SourceKind
 from hubwatch.sources.git import GitSource

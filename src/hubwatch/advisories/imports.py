@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import ast
 import re
-from collections import OrderedDict
 from dataclasses import dataclass
 
-from hubwatch.models import ContentSha
+from hubwatch.caching import BoundedCache
 
 MAX_AST_BYTES = 256 * 1024
 """Sources up to this size are parsed with `ast`; larger ones are scanned by lines."""
@@ -169,7 +168,7 @@ def scan(data: bytes) -> Scanned:
     return Scanned(tuple(modules))
 
 
-class ImportCache:
+class ImportCache(BoundedCache[Scanned]):
     """The imports of each .py blob by content sha, so shared custom code is read once.
 
     Bounded: at most `max_entries` blobs (each at most MAX_MODULES names), least recently
@@ -177,20 +176,4 @@ class ImportCache:
     """
 
     def __init__(self, max_entries: int = MAX_ENTRIES) -> None:
-        self._max = max_entries
-        self._entries: OrderedDict[ContentSha, Scanned] = OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def get(self, sha: ContentSha) -> Scanned | None:
-        found = self._entries.get(sha)
-        if found is not None:
-            self._entries.move_to_end(sha)
-        return found
-
-    def put(self, sha: ContentSha, scanned: Scanned) -> None:
-        self._entries[sha] = scanned
-        self._entries.move_to_end(sha)
-        while len(self._entries) > self._max:
-            self._entries.popitem(last=False)
+        super().__init__(max_entries)

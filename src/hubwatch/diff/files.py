@@ -8,7 +8,7 @@ import hashlib
 import posixpath
 from typing import Any
 
-from hubwatch.diff.lru import BoundedCache
+from hubwatch.caching import BoundedCache
 from hubwatch.diff.sections import arrow, changed_keys, listing
 from hubwatch.diff.view import RevisionView
 from hubwatch.diff.weights import weight_format

@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from hubwatch.diff.lru import BoundedCache
+from hubwatch.caching import BoundedCache
 from hubwatch.diff.sections import listing
 from hubwatch.diff.view import RevisionView
 

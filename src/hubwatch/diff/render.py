@@ -11,8 +11,8 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from hubwatch.caching import BoundedCache
 from hubwatch.diff import render_server
-from hubwatch.diff.lru import BoundedCache
 
 DEFAULT_BUDGET_S = 15.0
 """Seconds all templates of one revision may render for together (HUBWATCH_TEMPLATE_BUDGET_S)."""

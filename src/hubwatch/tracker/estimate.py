@@ -6,7 +6,7 @@ import dataclasses
 import hashlib
 from collections.abc import Callable
 
-from hubwatch.diff.lru import BoundedCache
+from hubwatch.caching import BoundedCache
 from hubwatch.estimator import estimate_json
 from hubwatch.models import ContentSha, Estimate, ReadResult, ReadStatus, Snapshot
 

@@ -1,4 +1,5 @@
-"""A small thread-safe least-recently-used cache, for results derived from content by its hash."""
+"""A small thread-safe least-recently-used cache, for results derived from content by its hash
+(parsed files, renders, estimates, the imports of custom code)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ class BoundedCache(Generic[V]):
         self._items: OrderedDict[str, V] = OrderedDict()
         self._lock = threading.Lock()
         _ALL.add(self)
+
+    def __len__(self) -> int:
+        return len(self._items)
 
     def get(self, key: str) -> V | None:
         with self._lock:
