@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from hubwatch.errors import InvalidRepoId
 from hubwatch.models import MAX_REPO_ID_LENGTH, Severity, validate_repo_id
 from hubwatch.notify.subscriptions import check_kinds
+
+
+def checked_repo_id(value: str) -> str:
+    """`validate_repo_id`, its refusal raised as pydantic's ValueError (a 422 naming the field)."""
+    try:
+        return validate_repo_id(value)
+    except InvalidRepoId as exc:
+        raise ValueError(str(exc)) from None
+
+
+RepoIdStr = Annotated[str, AfterValidator(checked_repo_id)]
+"""A repo id in a request body, checked as every repo id is (`models.validate_repo_id`)."""
 
 _ORG = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$"
 
@@ -39,19 +51,13 @@ class RepoPublic(_Public):
 class RepoCreate(BaseModel):
     """A repo to track; its history is backfilled by the next poll."""
 
-    repo_id: str = Field(max_length=MAX_REPO_ID_LENGTH, examples=["ibm-granite/granite-3.1-1b"])
+    repo_id: RepoIdStr = Field(
+        max_length=MAX_REPO_ID_LENGTH, examples=["ibm-granite/granite-3.1-1b"]
+    )
     source: Literal["hub", "git"] = "hub"
     url: str | None = Field(default=None, max_length=2000)
     """Git source only: an https:// URL (local paths are refused over the API)."""
     branch: str = Field(default="main", min_length=1, max_length=255, pattern=r"^[^\x00-\x1f]+$")
-
-    @field_validator("repo_id")
-    @classmethod
-    def _valid_id(cls, value: str) -> str:
-        try:
-            return validate_repo_id(value)
-        except InvalidRepoId as exc:
-            raise ValueError(str(exc)) from None
 
 
 class RevisionPublic(_Public):
@@ -224,21 +230,11 @@ class SubscriptionCreate(BaseModel):
     """A webhook subscription: one repo or one org (or neither: everything), with filters."""
 
     url: str = Field(max_length=2000, examples=["https://example.com/hooks/hubwatch"])
-    repo_id: str | None = Field(default=None, max_length=MAX_REPO_ID_LENGTH)
+    repo_id: RepoIdStr | None = Field(default=None, max_length=MAX_REPO_ID_LENGTH)
     org: str | None = Field(default=None, pattern=_ORG)
     kinds: list[str] = Field(default_factory=list, max_length=50)
     """Change kinds wanted: exact (`generation.stop_tokens`) or a prefix ending in `.`."""
     min_severity: Severity | None = None
-
-    @field_validator("repo_id")
-    @classmethod
-    def _valid_id(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        try:
-            return validate_repo_id(value)
-        except InvalidRepoId as exc:
-            raise ValueError(str(exc)) from None
 
     @field_validator("kinds")
     @classmethod

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from hubwatch.api.deps import StoreDep, require_reader
-from hubwatch.errors import HubwatchError
-from hubwatch.models import Severity, validate_repo_id
+from hubwatch.api.schemas import RepoIdStr
+from hubwatch.models import Severity
 from hubwatch.pins.check import check
 from hubwatch.pins.model import Pin, make_pin
 from hubwatch.pins.serialize import report_json
@@ -21,20 +21,12 @@ router = APIRouter(prefix="/api/v1", tags=["pins"], dependencies=[Depends(requir
 class PinCreate(BaseModel):
     """One pin as a client found it."""
 
-    repo: str = Field(max_length=200, examples=["ibm-granite/granite-3.1-1b-a400m-instruct"])
+    repo: RepoIdStr = Field(max_length=200, examples=["ibm-granite/granite-3.1-1b-a400m-instruct"])
     revision: str | None = Field(
         default=None, max_length=100, description="A sha, a branch or tag; null: unpinned."
     )
     path: str = Field(default="", max_length=1000, description="Where it is pinned.")
     line: Annotated[int, Field(ge=0, le=2**31 - 1)] = 0
-
-    @field_validator("repo")
-    @classmethod
-    def _repo_id(cls, value: str) -> str:
-        try:
-            return validate_repo_id(value)
-        except HubwatchError as exc:
-            raise ValueError(str(exc)) from None
 
 
 class PinsCheckCreate(BaseModel):
