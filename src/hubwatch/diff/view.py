@@ -15,6 +15,7 @@ from hubwatch.models import (
     Snapshot,
     StoredFile,
 )
+from hubwatch.models.gguf import GGUFHeader, GGUFModel, group_models, is_gguf
 from hubwatch.parsing.json import loads_bounded
 
 BlobLoader = Callable[[ContentSha], bytes]
@@ -124,6 +125,24 @@ class RevisionView:
         """The parsed safetensors header of `path`, or None when it was not read."""
         value = self._parsed("header", path, lambda p: self._bytes("hraw", self._headers.get(p), p))
         return value if isinstance(value, dict) else None
+
+    def gguf_header(self, path: str) -> GGUFHeader | None:
+        """The GGUF header of `path` (`models.gguf`), or None when it was not read."""
+        key = ("gguf", path)
+        if key not in self._cache:
+            self._cache[key] = GGUFHeader.from_json(self.header(path)) if is_gguf(path) else None
+        header: GGUFHeader | None = self._cache[key]
+        return header
+
+    def gguf_models(self) -> dict[str, GGUFModel]:
+        """Every GGUF model of the revision by name, split files joined (`models.gguf`)."""
+        key = ("gguf_models", "")
+        if key not in self._cache:
+            paths = [path for path in self.files if is_gguf(path)]
+            headers = {path: self.gguf_header(path) for path in paths}
+            self._cache[key] = group_models(paths, headers)
+        models: dict[str, GGUFModel] = self._cache[key]
+        return models
 
     def _parsed(self, kind: str, path: str, raw_of: Callable[[str], bytes | None]) -> Any:
         key = (kind, path)
