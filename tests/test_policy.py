@@ -77,6 +77,24 @@ EXAMPLES: dict[tuple[str, str], Change] = {
     ("chat_template.render_failed", "a sandbox violation (the differ's finding)"): c(
         "chat_template.render_failed", severity=S
     ),
+    ("gguf.chat_template.render_failed", "a sandbox violation (the differ's finding)"): c(
+        "gguf.chat_template.render_failed", severity=S
+    ),
+    ("gguf.special_tokens", "a stop token (eos, eot, eom) changed"): c(
+        "gguf.special_tokens", {"eot": None}, {"eot": {"id": 128009, "token": "<|eot_id|>"}}
+    ),
+    ("gguf.special_tokens", "any"): c(
+        "gguf.special_tokens", {"add_bos_token": True}, {"add_bos_token": False}
+    ),
+    ("gguf.vocabulary", "tokens removed or re-numbered (the differ's finding)"): c(
+        "gguf.vocabulary", severity=B
+    ),
+    ("gguf.metadata", "architecture, dimensions or expert count changed"): c(
+        "gguf.metadata", {"qwen3moe.expert_count": 128}, {"qwen3moe.expert_count": 64}
+    ),
+    ("gguf.metadata", "any"): c(
+        "gguf.metadata", {"qwen3moe.expert_used_count": 8}, {"qwen3moe.expert_used_count": 4}
+    ),
     ("health.weights", "healthy again (after ok)"): c(
         "health.weights", {"ok": False}, {"ok": True}
     ),

@@ -54,7 +54,8 @@ class Settings(BaseSettings):
     """safetensors headers claiming more than this are recorded as over the cap and not read."""
     template_budget_s: float = Field(default=15.0, gt=0)
     """Seconds all chat templates of one revision may render for together; the rest are not
-    rendered (each template also stops after 10 s)."""
+    rendered (each template also stops after 10 s). The templates embedded in GGUF files get a
+    budget of this size of their own."""
     poll_interval_s: float = Field(default=600.0, gt=0)
     """Seconds between two polls of the tracked repos by `hubwatch poll`."""
     http_timeout_s: float = Field(default=30.0, gt=0)

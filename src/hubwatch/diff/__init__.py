@@ -22,6 +22,12 @@ from hubwatch.diff.estimate import diff_estimate
 from hubwatch.diff.files import diff_card, diff_code, diff_files
 from hubwatch.diff.generation import diff_generation
 from hubwatch.diff.generic import diff_generic
+from hubwatch.diff.gguf_files import diff_gguf_files
+from hubwatch.diff.gguf_metadata import diff_gguf_context, diff_gguf_metadata
+from hubwatch.diff.gguf_template import diff_gguf_chat_template
+from hubwatch.diff.gguf_tensors import diff_gguf_quantization, diff_gguf_tensors
+from hubwatch.diff.gguf_tokens import diff_gguf_special_tokens
+from hubwatch.diff.gguf_vocabulary import diff_gguf_vocabulary
 from hubwatch.diff.health import diff_health
 from hubwatch.diff.mistral import diff_mistral
 from hubwatch.diff.policy import apply_policy
@@ -50,6 +56,15 @@ DIFFERS.update(
         "card": diff_card,
         "mistral": diff_mistral,
         "health": diff_health,
+        # GGUF models (llama.cpp's files), paired by name across the two revisions
+        "gguf_files": diff_gguf_files,
+        "gguf_chat_template": diff_gguf_chat_template,
+        "gguf_special_tokens": diff_gguf_special_tokens,
+        "gguf_vocabulary": diff_gguf_vocabulary,
+        "gguf_context": diff_gguf_context,
+        "gguf_quantization": diff_gguf_quantization,
+        "gguf_tensors": diff_gguf_tensors,
+        "gguf_metadata": diff_gguf_metadata,
         "estimate": diff_estimate,
         "generic": diff_generic,  # last: what the others left unsaid (diff.generic.CLAIMS)
     }

@@ -179,26 +179,31 @@ def compare_templates(
                 )
             )
             continue
-        changes.append(_compare(name, path, b[1] if b else None, a[1], old, new, limits, budget))
+        specials = (special_tokens(old), special_tokens(new))
+        before_source = b[1] if b else None
+        changes.append(template_change(name, path, before_source, a[1], specials, limits, budget))
     return changes
 
 
-def _compare(
+def template_change(
     name: str,
     path: str,
     before: str | None,
     after: str,
-    old: RevisionView,
-    new: RevisionView,
+    specials: tuple[dict[str, str], dict[str, str]],
     limits: RenderLimits,
     budget: RenderBudget,
 ) -> Change:
+    """What an edit of one template does to the canonical conversations, as one change.
+
+    `specials`: the special tokens (bos_token, eos_token…) each side's template is given.
+    """
     label = "chat template" if name == "default" else f"{name!r} chat template"
     text_diff = _text_diff(before, after)
     conversations = list(CONVERSATIONS)
     if "enable_thinking" in after or "enable_thinking" in (before or ""):
         conversations += THINKING
-    now = _render(after, special_tokens(new), conversations, limits, budget)
+    now = _render(after, specials[1], conversations, limits, budget)
     if now.over_budget:
         return _not_rendered(path, label, now, text_diff)
     if now.failure:
@@ -213,7 +218,7 @@ def _compare(
             text_diff[:20_000],
         )
     was = (
-        _render(before, special_tokens(old), conversations, limits, budget)
+        _render(before, specials[0], conversations, limits, budget)
         if before is not None
         else Rendered({n: "error: no chat template" for n, _ in conversations})
     )

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from hubwatch.diff.files import unified
+from hubwatch.diff.gguf_pairs import model_name
 from hubwatch.diff.sections import digest, listing
 from hubwatch.diff.view import RevisionView
 from hubwatch.models import Change, FileEntry, Severity
@@ -25,20 +26,28 @@ _TOKENIZER_FILES = (
 _TEMPLATE_FILES = (
     "tokenizer_config.json", "processor_config.json", "chat_template.json", "chat_template.jinja",
 )  # fmt: skip
+_GGUF_DIFFERS = (
+    "gguf_files", "gguf_chat_template", "gguf_special_tokens", "gguf_vocabulary",
+    "gguf_context", "gguf_quantization", "gguf_tensors", "gguf_metadata",
+)  # fmt: skip
 
 CLAIMS: dict[str, tuple[str, ...]] = {
     "config": ("config.json", "*/config.json"),
     "generation": ("generation_config.json",),
     "tokenizer": tuple(p + n for n in _TOKENIZER_FILES for p in ("", "*/")),
     "chat_template": (*_TEMPLATE_FILES, "additional_chat_templates/*.jinja"),
-    "weights": ("*.safetensors", "*.bin", "*.pt", "*.pth", "*.pkl", "*.ckpt", "*.gguf"),
+    "weights": ("*.safetensors", "*.bin", "*.pt", "*.pth", "*.pkl", "*.ckpt"),
     "code": ("*.py", "requirements*.txt", "*/requirements*.txt"),
     "card": ("README.md",),
     "mistral": tuple(
         p + n for n in ("params.json", "tekken.json", "SYSTEM_PROMPT.txt") for p in ("", "*/")
     ),
+    **dict.fromkeys(_GGUF_DIFFERS, ("*.gguf", "*.GGUF")),
 }
-"""Differ name (its key in `DIFFERS`) → the path patterns it owns (`fnmatch` on the whole path)."""
+"""Differ name (its key in `DIFFERS`) → the path patterns it owns (`fnmatch` on the whole path).
+
+The GGUF differs report a model by its name (`gguf_pairs.model_name`): a change naming a split
+model covers each of its parts."""
 
 WHOLE_REVISION_CLAIMS = frozenset({"weights"})
 """Owners that report their files as a whole (one roll-up naming one shard, or none): any change
@@ -99,11 +108,12 @@ def _uncovered(path: str, reported: Mapping[str, list[Change]] | None) -> bool:
         return True
     if reported is None:
         return False
+    names = {path, model_name(path)}
     for owner in owners:
         said = reported.get(owner, [])
         if owner in WHOLE_REVISION_CLAIMS and said:
             return False
-        if any(change.path == path for change in said):
+        if any(change.path in names for change in said):
             return False
     return True
 

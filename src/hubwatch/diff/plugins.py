@@ -14,6 +14,7 @@ import structlog
 
 from hubwatch.diff import DIFFERS, Differ
 from hubwatch.diff.chat_template import chat_template_differ, diff_chat_template
+from hubwatch.diff.gguf_template import diff_gguf_chat_template, gguf_chat_template_differ
 from hubwatch.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -24,13 +25,15 @@ ENTRY_POINT_GROUP = "hubwatch.differs"
 def load_differs(settings: Settings | None = None) -> dict[str, Differ]:
     """The built-in `DIFFERS` and every installed plugin's differ, by entry-point name.
 
-    With `settings`, the built-in differs follow them (the chat-template rendering budget).
+    With `settings`, the built-in differs follow them (the chat-template rendering budgets).
     A plugin that fails to load, is not callable, or takes a name already in use is logged
     (`differ_plugin_failed`) and left out: a broken extension must never stop the daemon.
     """
     differs = dict(DIFFERS)
     if settings is not None and differs.get("chat_template") is diff_chat_template:
         differs["chat_template"] = chat_template_differ(settings.template_budget_s)
+    if settings is not None and differs.get("gguf_chat_template") is diff_gguf_chat_template:
+        differs["gguf_chat_template"] = gguf_chat_template_differ(settings.template_budget_s)
     for entry in entry_points(group=ENTRY_POINT_GROUP):
         where = f"{entry.value} ({entry.dist.name if entry.dist else 'unknown distribution'})"
         if entry.name in differs:

@@ -151,6 +151,20 @@ MISTRAL_SHAPE = Condition(
 MISTRAL_CONTEXT = Condition(
     "context or rope changed", lambda change: bool(_keys(change) & _MISTRAL_CONTEXT)
 )
+STOP_TOKEN_CHANGED = Condition(
+    "a stop token (eos, eot, eom) changed",
+    lambda change: bool(_keys(change) & {"eos", "eot", "eom"}),
+)
+# GGUF metadata keys (`<arch>.<suffix>`) that fix the model's shape, as config.json's dimensions.
+_GGUF_SHAPE = re.compile(
+    r"^(general\.architecture|[^.]+\.(block_count|embedding_length|feed_forward_length"
+    r"|attention\.head_count(_kv)?|attention\.key_length|attention\.value_length"
+    r"|expert_count|vocab_size))$"
+)
+GGUF_SHAPE = Condition(
+    "architecture, dimensions or expert count changed",
+    lambda change: any(_GGUF_SHAPE.match(key) for key in _keys(change)),
+)
 _HEALTHY = re.compile(r"\b(again|now (complete|consistent|loadable)|healthy)\b", re.I)
 HEALTHY_AGAIN = Condition(
     "healthy again (after ok)",
@@ -235,7 +249,27 @@ RULES: tuple[Rule, ...] = (
     _row("weights.reuploaded", ANY, BEHAVIOR, "new values under identical headers"),
     _row("weights.changed", ANY, BEHAVIOR, "new LFS objects, headers unavailable"),
     _row("weights.shard_layout", ANY, INFO, "the same tensors, split differently"),
-    _row("weights.gguf", ANY, INFO, "GGUF files for other runtimes"),
+    # GGUF models (llama.cpp, Ollama, LM Studio), per model and quantization
+    _row("gguf.chat_template.removed", ANY, BREAKING, "runtimes fall back to another template"),
+    _row("gguf.chat_template.render_failed", DIFFER_SECURITY, SECURITY, "it probes the sandbox"),
+    _row("gguf.chat_template.render_failed", ANY, BREAKING, "the embedded template fails"),
+    _row("gguf.chat_template.rendered", ANY, BEHAVIOR, "prompts render differently"),
+    _row("gguf.chat_template.cosmetic", ANY, INFO, "renders identically"),
+    _row("gguf.chat_template.not_rendered", ANY, INFO, "budget spent: its text diff only"),
+    _row("gguf.special_tokens", STOP_TOKEN_CHANGED, BREAKING, "generation stops elsewhere"),
+    _row("gguf.special_tokens", ANY, BEHAVIOR, "another bos/pad/unk, or bos/eos added or not"),
+    _row("gguf.vocabulary", DIFFER_BREAKING, BREAKING, "ids mean other text"),
+    _row("gguf.vocabulary", ANY, BEHAVIOR, "tokens appended or retyped: inputs split differently"),
+    _row("gguf.merges", ANY, BEHAVIOR, "inputs split differently"),
+    _row("gguf.tokenizer", ANY, BEHAVIOR, "another tokenizer model or pre-tokenizer"),
+    _row("gguf.context", ANY, BEHAVIOR, "long inputs are handled differently"),
+    _row("gguf.quantization", ANY, BEHAVIOR, "precision, memory and outputs change"),
+    _row("gguf.tensors", ANY, BREAKING, "another architecture: loaders built for it fail"),
+    _row("gguf.metadata", GGUF_SHAPE, BREAKING, "like config.json: the model's shape"),
+    _row("gguf.metadata", ANY, INFO, "other metadata (general.*…)"),
+    _row("gguf.files", ANY, INFO, "quantizations added or removed, or split differently"),
+    _row("gguf.reuploaded", ANY, INFO, "identical metadata; only the tensor data changed"),
+    _row("gguf.unread", ANY, INFO, "a header could not be read: changes unknown"),
     # revision health (judged on every revision; reported when it flips)
     _row("health.weights", HEALTHY_AGAIN, INFO, "the weights load again"),
     _row("health.weights", ANY, BREAKING, "shards missing, mixed or inconsistent: won't load"),

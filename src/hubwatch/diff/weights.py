@@ -117,20 +117,8 @@ def _formats(before: dict[str, FileEntry], after: dict[str, FileEntry]) -> list[
                 None,
             )
         )
-    gguf_added = sorted(p for p in after if weight_format(p) == "gguf" and p not in before)
-    gguf_removed = sorted(p for p in before if weight_format(p) == "gguf" and p not in after)
-    if gguf_added or gguf_removed:
-        changes.append(
-            Change(
-                "weights.gguf",
-                Severity.INFO,
-                f"GGUF files: {len(gguf_added)} added ({listing(gguf_added, 3)}), "
-                f"{len(gguf_removed)} removed ({listing(gguf_removed, 3)}).",
-                (gguf_added or gguf_removed)[0],
-                gguf_removed,
-                gguf_added,
-            )
-        )
+    # GGUF files added or removed are `gguf.files` (diff/gguf_files.py), per model and
+    # quantization; saying it here too would say it twice.
     return changes + _format_change(before, after, pickle_added=bool(added))
 
 
