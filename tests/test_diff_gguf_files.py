@@ -224,7 +224,9 @@ def test_hostile_metadata_never_fails_a_differ(
         gguf_view({Q4: GGUF(old, "1" * 64)}), gguf_view({Q4: GGUF(new, "2" * 64)})
     )
     assert "diff.failed" not in {c.kind for c in changes}
-    assert all(len(c.summary) <= 160 for c in changes)
+    # one layer fewer: at least gguf.tensors, and every change is the model's own
+    assert changes
+    assert all(c.kind.startswith("gguf.") and c.path == Q4 for c in changes)
 
 
 def test_token_ids_outside_the_vocabulary_read_as_no_token() -> None:
