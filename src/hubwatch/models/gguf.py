@@ -43,6 +43,18 @@ def json_value(value: Any) -> Any:
     return value
 
 
+def architecture(metadata: Mapping[str, Any]) -> str | None:
+    """`general.architecture` (llama, qwen3, gemma3…), the prefix of the model's own keys."""
+    arch = metadata.get("general.architecture")
+    return arch if isinstance(arch, str) else None
+
+
+def arch_value(metadata: Mapping[str, Any], key: str) -> Any:
+    """`<architecture>.<key>` (`context_length`, `rope.freq_base`…), or None."""
+    arch = architecture(metadata)
+    return metadata.get(f"{arch}.{key}") if arch else None
+
+
 @dataclass(frozen=True, slots=True)
 class GGUFTensor:
     """One tensor info of a GGUF header (never its data)."""
@@ -121,13 +133,11 @@ class GGUFHeader:
 
     @property
     def architecture(self) -> str | None:
-        arch = self.metadata.get("general.architecture")
-        return arch if isinstance(arch, str) else None
+        return architecture(self.metadata)
 
     def arch_value(self, key: str) -> Any:
         """`<architecture>.<key>` (`context_length`, `rope.freq_base`…), or None."""
-        arch = self.architecture
-        return self.metadata.get(f"{arch}.{key}") if arch else None
+        return arch_value(self.metadata, key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,12 +160,11 @@ class GGUFModel:
 
     @property
     def architecture(self) -> str | None:
-        arch = self.metadata.get("general.architecture")
-        return arch if isinstance(arch, str) else None
+        return architecture(self.metadata)
 
     def arch_value(self, key: str) -> Any:
-        arch = self.architecture
-        return self.metadata.get(f"{arch}.{key}") if arch else None
+        """`<architecture>.<key>`, or None."""
+        return arch_value(self.metadata, key)
 
     @property
     def nbytes(self) -> int:
