@@ -111,7 +111,7 @@ def gguf_fingerprint(metadata: Mapping[str, Any], source: str = "gguf") -> Finge
     special = {
         role: tokens[id_]
         for role, key in _GGUF_SPECIAL.items()
-        if (id_ := _id(metadata.get(key))) is not None and id_ < len(tokens)
+        if (id_ := _id(metadata.get(f"tokenizer.ggml.{key}"))) is not None and id_ < len(tokens)
     }
     if special:
         values[SPECIAL_TOKENS] = special

@@ -5,6 +5,7 @@ matching itself is `diff/lineage.py`'s, the fingerprints `diff/fingerprint.py`'s
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import structlog
@@ -12,6 +13,7 @@ import structlog
 from hubwatch.caching import BoundedCache
 from hubwatch.diff.fingerprint import Fingerprint, fingerprint
 from hubwatch.diff.lineage import (
+    STALE,
     assess,
     caught_up_change,
     derivatives_stale_change,
@@ -51,7 +53,8 @@ class LineageJudge:
     def judge(self, store: Store, repo_id: str, snapshot: Snapshot) -> LineageResult:
         """The lineage changes and records `snapshot` (about to be stored) brings."""
         sha = snapshot.commit.sha
-        new = _New(repo_id, snapshot, fingerprint(RevisionView.of_snapshot(snapshot, store.blob)))
+        view = RevisionView.of_snapshot(snapshot, store.blob)
+        new = _New(repo_id, sha, snapshot.card, snapshot.changes, fingerprint(view))
         changes: list[Change] = []
         records: list[Lineage] = []
         own = self._as_derivative(store, new)
@@ -66,9 +69,26 @@ class LineageJudge:
             changes.append(derivatives_stale_change(repo_id, sha, stale))
         return LineageResult(tuple(apply_policy(changes)), tuple(records))
 
+    def rejudge(self, store: Store, repo_id: str) -> Lineage | None:
+        """Judge a tracked derivative's newest stored revision again (its base was tracked
+        since): set its record and replace that revision's `lineage.stale` change."""
+        newest = next((r for r in reversed(store.history(repo_id)) if r.reachable), None)
+        if newest is None:
+            return None
+        stored = store.revision_changes(repo_id, newest.sha).changes
+        mine = self._print(store, repo_id, newest.sha)
+        own = self._as_derivative(store, _New(repo_id, newest.sha, newest.card, stored, mine))
+        if own is None:
+            return None
+        record, changes = own
+        store.set_lineage(record)
+        stale = apply_policy(c for c in changes if c.kind == STALE)
+        store.replace_changes(repo_id, newest.sha, STALE, stale)
+        return record
+
     def _as_derivative(self, store: Store, new: _New) -> tuple[Lineage, list[Change]] | None:
-        repo_id, snapshot = new.repo_id, new.snapshot
-        declared = declared_bases(snapshot.card)
+        repo_id = new.repo_id
+        declared = declared_bases(new.card)
         bases = [b for b in declared.bases if b != repo_id]
         if declared.ignored:
             log.info("lineage_bases_ignored", repo=repo_id, reasons=list(declared.ignored))
@@ -78,7 +98,7 @@ class LineageJudge:
         extra = {"declared": bases, "ignored": list(declared.ignored)} if len(bases) > 1 else {}
         blank = Lineage(
             repo_id,
-            snapshot.commit.sha,
+            new.sha,
             base_id,
             declared.relation,
             LineageStatus.BASE_UNTRACKED,
@@ -104,7 +124,7 @@ class LineageJudge:
         derivative record it changes."""
         stale: list[Lineage] = []
         updated: list[Lineage] = []
-        sha = new.snapshot.commit.sha
+        sha = new.sha
         for previous in store.derivatives_of(new.repo_id):
             if previous.repo_id == new.repo_id:
                 continue
@@ -125,13 +145,13 @@ class LineageJudge:
         """`lineage` judged again with the derivative's fingerprint `mine`: against the base's
         stored history, plus `new_base` (a base revision about to be stored)."""
         base_id = lineage.base_repo_id
-        new_sha = new_base.snapshot.commit.sha if new_base is not None else None
+        new_sha = new_base.sha if new_base is not None else None
         try:
             history = [r.sha for r in store.history(base_id) if r.reachable]
         except NotTracked:
             return _with(lineage, LineageStatus.BASE_UNTRACKED, f"{base_id} is not tracked")
-        if new_base is not None and new_base.snapshot.commit.sha not in history:
-            history.append(new_base.snapshot.commit.sha)
+        if new_sha is not None and new_sha not in history:
+            history.append(new_sha)
         if not history:
             return _with(lineage, LineageStatus.UNMATCHED, f"{base_id} has no stored revision")
 
@@ -143,11 +163,11 @@ class LineageJudge:
         found = assess(mine, history, print_of)
         missed: tuple[dict[str, object], ...] = ()
         if found.moved:
-            changes = {
+            changes: dict[CommitSha, Sequence[Change]] = {
                 rc.revision.sha: rc.changes for rc in store.changes(base_id, since=found.base_sha)
             }
             if new_base is not None:
-                changes[new_base.snapshot.commit.sha] = new_base.snapshot.changes
+                changes[new_base.sha] = new_base.changes
             missed = missed_of(found.moved, changes)
         return replace(
             lineage,
@@ -170,10 +190,13 @@ class LineageJudge:
 
 @dataclass(frozen=True, slots=True)
 class _New:
-    """The revision being stored, with its fingerprint."""
+    """The revision being judged (about to be stored, or the newest stored)."""
 
     repo_id: str
-    snapshot: Snapshot
+    sha: CommitSha
+    card: Mapping[str, object] | None
+    changes: Sequence[Change]
+    """Its own changes (a base's missed changes are read from them)."""
     fingerprint: Fingerprint
 
 
