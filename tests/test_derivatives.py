@@ -26,6 +26,7 @@ from hubwatch.sources.hub import HubSource, derivative_of
 from hubwatch.store.sql import SqlStore
 from tests.support.gitrepo import CommitSpec, make_repo
 from tests.support.hubsim import HubSimulator
+from tests.support.lineage import as_bytes, card, model_files
 
 ADAPTER = b'{"base_model_name_or_path": "org/base", "peft_type": "LORA"}'
 # repo id -> (card front matter, other files); all but the first two name org/base.
@@ -55,8 +56,8 @@ EXPECTED = {  # what the Hub lists under org/base, and as which relation
 def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("derivatives")
     made = {}
-    for n, (repo_id, (card, files)) in enumerate(REPOS.items()):
-        readme = f"---\n{card}\n---\n# {repo_id}\n".encode()
+    for n, (repo_id, (front, files)) in enumerate(REPOS.items()):
+        readme = f"---\n{front}\n---\n# {repo_id}\n".encode()
         made[repo_id] = root / f"r{n}"
         make_repo(made[repo_id], [CommitSpec({"README.md": readme, **files})], lfs_dir=root / "lfs")
     return made
@@ -347,3 +348,60 @@ def test_derivatives_offline_is_a_clear_error(env: dict[str, str]) -> None:
     assert stderr.startswith("error: org/base: cannot reach the Hub") and stderr.count("\n") == 1
     assert stdout == ""
     huggingface_hub.close_session()
+
+
+# -- the issue's scenario, end to end on the command line -----------------------------------
+
+
+def test_derivatives_lists_the_stale_the_caught_up_and_the_fine_tune(
+    tmp_path: Path,
+) -> None:
+    """A base fixes its chat template and eos; a quantization made before the fix, one
+    re-uploaded with it, and a fine-tune made before it are tracked; a fourth is not."""
+
+    def files(base: str | None, relation: str | None, *, fixed: bool) -> dict[str, bytes | None]:
+        return as_bytes({**model_files(fixed=fixed), "README.md": card(base, relation)})
+
+    base_history = [
+        CommitSpec(files(None, None, fixed=False), "Upload"),
+        CommitSpec(as_bytes({"README.md": card(text="Better prose.")}), "Card"),
+        CommitSpec(as_bytes(model_files(fixed=True)), "Fix chat template and eos"),
+    ]
+    histories = {
+        "org/base": base_history,
+        "quant/base-gguf-old": [CommitSpec(files("org/base", "quantized", fixed=False))],
+        "quant/base-gguf-fixed": [
+            CommitSpec(files("org/base", "quantized", fixed=False), "Quantize"),
+            CommitSpec(files("org/base", "quantized", fixed=True), "Re-upload with the fix"),
+        ],
+        "tune/base-ft": [CommitSpec(files("org/base", None, fixed=False), "Fine-tune")],
+        "quant/base-untracked": [CommitSpec(files("org/base", "quantized", fixed=True))],
+    }
+    with HubSimulator() as hub:
+        shas = {}
+        for n, (repo_id, history) in enumerate(histories.items()):
+            shas[repo_id] = make_repo(tmp_path / f"r{n}", history)
+            hub.add_repo(repo_id, tmp_path / f"r{n}")
+        env = {
+            "HUBWATCH_DATA_DIR": str(tmp_path / "data"),
+            "HUBWATCH_LOG_LEVEL": "ERROR",
+            "HF_ENDPOINT": hub.url,
+        }
+        for repo_id in list(histories)[:4]:
+            assert run(env, "track", repo_id)[0] == 0
+        code, stdout, stderr = run(env, "derivatives", "org/base", "--json")
+    huggingface_hub.close_session()
+
+    assert code == 0, stderr
+    rows = {
+        r["repo_id"]: (r["relation"], r["status"], r["base_sha"], r["missed"], r["worst"])
+        for r in json.loads(stdout)
+    }
+    base = shas["org/base"]
+    # the fix brings three changes (template, special tokens, stop tokens); the worst breaks
+    assert rows == {
+        "quant/base-gguf-old": ("quantized", "stale", base[1], 3, "breaking"),
+        "quant/base-gguf-fixed": ("quantized", "current", base[2], 0, None),
+        "tune/base-ft": ("finetune", "stale", base[1], 3, "breaking"),
+        "quant/base-untracked": ("quantized", None, None, 0, None),
+    }
