@@ -9,6 +9,9 @@ import pytest
 from hubwatch.diff import diff_revisions
 from hubwatch.diff.estimate import estimate_changes
 from hubwatch.diff.policy import (
+    MISSED_BEHAVIOR,
+    MISSED_BREAKING,
+    MISSED_SECURITY,
     RULES,
     SUMMARY_MAX,
     Rule,
@@ -130,6 +133,15 @@ EXAMPLES: dict[tuple[str, str], Change] = {
         "advisories.changed", [], ["transformers:GHSA-1"]
     ),
     ("advisories.changed", "any"): c("advisories.changed", ["transformers:GHSA-1"], []),
+    **{
+        (kind, condition.name): c(kind, severity=severity)
+        for kind in ("lineage.stale", "lineage.derivatives_stale")
+        for condition, severity in (
+            (MISSED_BREAKING, B),
+            (MISSED_SECURITY, S),
+            (MISSED_BEHAVIOR, Severity.BEHAVIOR),
+        )
+    },
 }
 
 

@@ -66,6 +66,13 @@ def advisory_service(settings: Settings) -> AdvisoryService | None:
             assert_never(unknown)
 
 
+def hub_listing(settings: Settings) -> HubSource:
+    """The Hub's model listings alone (a base's derivatives), for a command that reads no repo;
+    closed by the caller."""
+    token = settings.hf_token.get_secret_value() if settings.hf_token else None
+    return HubSource(settings.hf_endpoint, token, settings.http_timeout_s)
+
+
 @contextmanager
 def runtime(settings: Settings) -> Iterator[Runtime]:
     """Open everything for one command and close it afterwards."""

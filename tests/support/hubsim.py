@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
+from .hubsim_cards import derived_tags, matches
 from .hubsim_git import GitReader, commit_json, entry_json, iso
 from .hubsim_http import (
     TRUE,
@@ -539,7 +540,7 @@ class HubSimulator:
             "likes": 0,
             "library_name": snap.card.get("library_name"),
             "pipeline_tag": snap.card.get("pipeline_tag"),
-            "tags": [t for t in snap.card.get("tags") or [] if isinstance(t, str)],
+            "tags": derived_tags(snap.card, (e.path for e in snap.files)),
             "cardData": snap.card,
             "config": snap.config,
             "transformersInfo": {},
@@ -645,6 +646,7 @@ class HubSimulator:
             # NOTE: no X-Error-Code, an HTML body: the gateway answers, not the Hub's API
             return Reply(504, {"Content-Type": "text/html"}, _GATEWAY_TIMEOUT)
         author, search = request.arg("author"), request.arg("search").lower()
+        filters = request.query.get("filter", [])  # repeatable: every one must match
         rows = []
         for repo_id, state in list(self._repos.items()):
             if state.deleted or (state.private and not request.authorized):
@@ -652,8 +654,11 @@ class HubSimulator:
             if (author and repo_id.split("/")[0] != author) or search not in repo_id.lower():
                 continue
             sha = state.reader.resolve(state.default_branch)
-            if sha is not None:
-                rows.append(self._model_info(repo_id, state, sha, _NO_ARGS))
+            if sha is None:
+                continue
+            info = self._model_info(repo_id, state, sha, _NO_ARGS)
+            if matches(info, filters):
+                rows.append(info)
         sort = request.arg("sort")
         if sort in ("lastModified", "createdAt", "id", "likes", "downloads"):
             rows.sort(key=lambda row: row[sort], reverse=request.arg("direction", "-1") != "1")

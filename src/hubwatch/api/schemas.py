@@ -277,3 +277,48 @@ class DeliveryPublic(_Public):
 
 class Health(BaseModel):
     status: Literal["ok"]
+
+
+class MissedChangePublic(BaseModel):
+    """A base change since the revision a derivative was built from that it did not take."""
+
+    sha: str | None = None
+    """The base revision that made it."""
+    kind: str | None = None
+    severity: Severity | None = None
+    summary: str | None = None
+    path: str | None = None
+
+
+class LineagePublic(BaseModel):
+    """A tracked derivative's base, the base revision it was built from, and its staleness."""
+
+    repo_id: str
+    sha: str
+    """The derivative's revision this was worked out for."""
+    base_repo_id: str
+    relation: Literal["quantized", "finetune", "adapter", "merge", "unknown"]
+    status: Literal["current", "stale", "unmatched", "base_untracked"]
+    base_sha: str | None
+    """The base revision it was built from (the newest that matches); null when none does."""
+    missed: list[MissedChangePublic]
+    """Oldest first."""
+    worst: Severity | None
+    """The most severe missed change."""
+    aspects: list[str]
+    checked_at: datetime | None
+    detail: str | None
+
+
+class DerivativePublic(BaseModel):
+    """A tracked derivative of a base, with its status."""
+
+    repo_id: str
+    relation: Literal["quantized", "finetune", "adapter", "merge", "unknown"]
+    status: Literal["current", "stale", "unmatched", "base_untracked"]
+    base_sha: str | None
+    missed: int
+    """How many base changes it did not take."""
+    worst: Severity | None
+    checked_at: datetime | None
+    detail: str | None

@@ -42,7 +42,9 @@ def badge(
     repo_id: RepoArg,
     kind: Annotated[
         str,
-        typer.Option(help="latest, status, changes, advisories, params, memory or breaking."),
+        typer.Option(
+            help="latest, status, changes, advisories, params, memory, breaking or stale."
+        ),
     ] = "latest",
     pinned: Annotated[
         str | None, typer.Option(metavar="REV", help="For --kind changes: your pinned sha.")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -37,6 +37,10 @@ from hubwatch.models import (
 )
 from hubwatch.models.timestamps import to_minute
 
+if TYPE_CHECKING:
+    from hubwatch.store.base import Store
+    from hubwatch.tracker.poll import Tracker
+
 
 @app.command()
 @exit_on_error()
@@ -47,6 +51,16 @@ def track(
     ),
     url: Annotated[str | None, typer.Option(help="Git URL or path (with --source git).")] = None,
     branch: Annotated[str, typer.Option(help="Branch or tag whose history is tracked.")] = "main",
+    with_base: Annotated[
+        bool,
+        typer.Option(
+            "--with-base", help="Also track the base model(s) its card declares, and theirs."
+        ),
+    ] = False,
+    base_depth: Annotated[
+        int,
+        typer.Option(min=1, max=5, help="How many levels of bases --with-base follows."),
+    ] = 2,
 ) -> None:
     """Track a repo and backfill its whole history, oldest revision first."""
     validate_repo_id(repo_id)
@@ -75,6 +89,8 @@ def track(
     try:
         with runtime(cfg) as rt:
             result = rt.tracker.track(ref, advance)
+            if with_base and not result.failure:
+                _track_bases(rt.tracker, rt.store, result.repo_id, base_depth)
     finally:
         if progress.live.is_started:
             progress.stop()
@@ -82,6 +98,19 @@ def track(
         raise result.failure
     # result.repo_id: the Hub's canonical id, which may differ from the one typed (letter case)
     err.print(f"tracking {shown(result.repo_id)}: {len(result.new)} new revision(s) stored")
+
+
+def _track_bases(tracker: Tracker, store: Store, repo_id: str, depth: int) -> None:
+    """--with-base: the declared bases, tracked; what was refused, said."""
+    with loading():
+        from hubwatch.tracker.bases import track_bases
+    walk = track_bases(tracker, store, repo_id, depth)
+    for note in walk.notes:
+        err.print(shown(note))
+    for base in walk.tracked:
+        lineage = store.lineage_of(repo_id)
+        status = f" ({lineage.status.value})" if lineage and lineage.base_repo_id == base else ""
+        err.print(f"tracking base {shown(base)}{status}")
 
 
 @app.command()

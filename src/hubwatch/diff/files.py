@@ -22,6 +22,7 @@ CARD_KEYS: tuple[tuple[str, str, Severity], ...] = (
     ("license", "card.license", Severity.BREAKING),
     ("gated", "card.gated", Severity.BEHAVIOR),
     ("base_model", "card.base_model", Severity.INFO),
+    ("base_model_relation", "card.base_model_relation", Severity.INFO),
     ("pipeline_tag", "card.pipeline_tag", Severity.INFO),
     ("library_name", "card.library_name", Severity.INFO),
 )

@@ -135,6 +135,18 @@ ADVISORY_ADDED = Condition(
     "an advisory now applies",
     lambda change: bool(set(change.after or ()) - set(change.before or ())),
 )
+
+
+def _missed(severity: Severity) -> Condition:
+    """The lineage step sets a `lineage.stale` (or `derivatives_stale`) change's severity to the
+    most severe base change it stands for; the policy keeps it."""
+    return Condition(
+        f"the worst missed base change is {severity.value} (the lineage step's finding)",
+        lambda change: change.severity is severity,
+    )
+
+
+MISSED_BREAKING, MISSED_SECURITY, MISSED_BEHAVIOR = map(_missed, (BREAKING, SECURITY, BEHAVIOR))
 IN_TOKENIZER_JSON = Condition(
     "in tokenizer.json (its padding settings)",
     lambda change: (change.path or "").endswith("tokenizer.json"),
@@ -303,6 +315,15 @@ RULES: tuple[Rule, ...] = (
     _row("files.", ANY, INFO, "files added or removed"),
     _row("advisories.changed", ADVISORY_ADDED, SECURITY, "a known vulnerability applies"),
     _row("advisories.changed", ANY, INFO, "an advisory no longer applies"),
+    _row("lineage.stale", MISSED_BREAKING, BREAKING, "it lacks a breaking fix of its base"),
+    _row("lineage.stale", MISSED_SECURITY, SECURITY, "it lacks a security fix of its base"),
+    _row("lineage.stale", MISSED_BEHAVIOR, BEHAVIOR, "it behaves as its base no longer does"),
+    _row("lineage.stale", ANY, INFO, "its base changed in small ways since"),
+    _row("lineage.derivatives_stale", MISSED_BREAKING, BREAKING, "derivatives lack this fix"),
+    _row("lineage.derivatives_stale", MISSED_SECURITY, SECURITY, "derivatives lack this fix"),
+    _row("lineage.derivatives_stale", MISSED_BEHAVIOR, BEHAVIOR, "derivatives lack this change"),
+    _row("lineage.derivatives_stale", ANY, INFO, "derivatives lack a small change"),
+    _row("lineage.caught_up", ANY, INFO, "a re-upload took the base's fixes"),
     _row("revision.partial", ANY, INFO, "what could not be read, and why"),
     _row("diff.failed", ANY, INFO, "a differ failed; the poll went on"),
 )

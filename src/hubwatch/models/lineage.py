@@ -58,3 +58,13 @@ class Lineage:
     detail: str | None = None
     """Why the status is what it is, in one line (which aspects differ, what is missing)."""
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Derivative:
+    """One model the source lists as derived from a base (the Hub: by its card's base_model)."""
+
+    repo_id: str
+    relation: Relation
+    """The relation the listing gives, UNKNOWN when it gives none."""
+    last_modified: datetime | None = None

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from hubwatch.models import CommitInfo, CommitSha, FileEntry, RepoRef, RepoStatus
+from hubwatch.models.lineage import Derivative, Relation
 
 
 class RevisionSource(ABC):
@@ -98,3 +99,14 @@ class ChangeFeed(ABC):
         page's items come once the whole page is read, so those yielded before an error (a
         deep page answering 504) are whole pages'. Raises SourceError subclasses only.
         """
+
+
+class DerivativeListing(ABC):
+    """A source that lists the models derived from a base (quantizations, fine-tunes…)."""
+
+    @abstractmethod
+    def derivatives(
+        self, base_id: str, relation: Relation | None = None, *, limit: int = 1000
+    ) -> list[Derivative]:
+        """Up to `limit` models whose card declares `base_id` as a base (with `relation` only
+        those so related), in the source's order. Raises SourceError subclasses only."""

@@ -22,13 +22,22 @@ from huggingface_hub.utils._http import hf_raise_for_status
 from hubwatch import __version__, metrics
 from hubwatch.errors import (
     ContentTooLarge,
+    InvalidRepoId,
     RepoGated,
     RevisionNotFound,
     SourceUnavailable,
     TokenRefused,
 )
-from hubwatch.models import CommitInfo, CommitSha, FileEntry, RepoRef, RepoStatus
-from hubwatch.sources.base import ChangeFeed, Modified, RevisionSource
+from hubwatch.models import (
+    CommitInfo,
+    CommitSha,
+    FileEntry,
+    RepoRef,
+    RepoStatus,
+    validate_repo_id,
+)
+from hubwatch.models.lineage import Derivative, Relation
+from hubwatch.sources.base import ChangeFeed, DerivativeListing, Modified, RevisionSource
 from hubwatch.sources.hubhttp import cdn_refusal, configure_session, pages, status_of, translate
 from hubwatch.sources.pacing import Pacer
 
@@ -37,10 +46,11 @@ _CHUNK = 64 * 1024
 _LIBRARY = "hubwatch"
 """With __version__, the User-Agent's first part: `hubwatch/0.1.0; hf_hub/…` (huggingface_hub's
 utils/_headers.py `_http_user_agent` writes "None" where no version is given)."""
+_RELATIONS = {r.value for r in Relation if r is not Relation.UNKNOWN}
 log = structlog.get_logger(__name__)
 
 
-class HubSource(RevisionSource, ChangeFeed):
+class HubSource(RevisionSource, ChangeFeed, DerivativeListing):
     """Reads model repos from the Hugging Face Hub (or a server speaking its API)."""
 
     def __init__(
@@ -191,6 +201,39 @@ class HubSource(RevisionSource, ChangeFeed):
         except Exception as exc:
             raise self._error(listing, exc) from exc
 
+    def derivatives(
+        self, base_id: str, relation: Relation | None = None, *, limit: int = 1000
+    ) -> list[Derivative]:
+        """The models whose card names `base_id` as a base, from the Hub's model listing.
+
+        NOTE: the Hub tags a model whose card says `base_model: X` with `base_model:X` and
+        `base_model:<relation>:X` (relation: the card's `base_model_relation`, or the one the
+        Hub infers), and `/api/models?filter=TAG` lists the models with that tag; what
+        `HfApi.list_models(filter=...)` sends, one `filter` parameter per filter, every one
+        required (tests/support/hubsim_cards.py cites the documentation). Pages follow the Link
+        header like every listing here (`pages`).
+        """
+        listing = RepoRef(base_id)  # names the base in error messages
+        unknown = relation is Relation.UNKNOWN
+        kind = f"{relation.value}:" if relation and not unknown else ""
+        params = {
+            "filter": [f"base_model:{kind}{base_id}"],
+            "sort": "lastModified",
+            "limit": min(limit, 1000),
+            "expand": ["lastModified", "tags"],
+        }
+        found: list[Derivative] = []
+        try:
+            for page in pages(f"{self._endpoint}/api/models", params, self._headers()):
+                items = (derivative_of(item, base_id) for item in page)
+                # UNKNOWN asks for those listed under the base with no relation tag
+                found += [d for d in items if d and (not unknown or d.relation is relation)]
+                if len(found) >= limit:
+                    break
+        except Exception as exc:
+            raise self._error(listing, exc) from exc
+        return found[:limit]
+
     def close(self) -> None:
         huggingface_hub.close_session()
 
@@ -297,6 +340,34 @@ def _modified(model: ModelInfo) -> Modified | None:
             private=bool(model.private),
         )
     return Modified(model.id, model.last_modified.astimezone(UTC), status)
+
+
+def derivative_of(item: Any, base_id: str) -> Derivative | None:
+    """One listing item as a Derivative of `base_id`; None for an item without a usable id.
+
+    The relation is read from the item's `base_model:<relation>:<base>` tag; the listing is
+    untrusted, so anything of another shape counts as absent.
+    """
+    repo_id = item.get("id") if isinstance(item, dict) else None
+    try:
+        validate_repo_id(repo_id if isinstance(repo_id, str) else "")
+    except InvalidRepoId:
+        return None  # no id the Hub could hold: nothing to show or track
+    tags = item.get("tags")
+    found = Relation.UNKNOWN
+    for tag in tags if isinstance(tags, list) else ():
+        if not isinstance(tag, str) or not tag.startswith("base_model:"):
+            continue
+        kind, _, base = tag.removeprefix("base_model:").partition(":")
+        if base.casefold() == base_id.casefold() and kind in _RELATIONS:
+            found = Relation(kind)
+            break
+    modified = item.get("lastModified")
+    try:
+        when = parse_datetime(modified).astimezone(UTC) if isinstance(modified, str) else None
+    except ValueError:
+        when = None
+    return Derivative(str(repo_id), found, when)
 
 
 def _commit_infos(items: list[dict[str, Any]]) -> list[CommitInfo]:

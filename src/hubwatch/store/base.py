@@ -9,6 +9,7 @@ from hubwatch.store.browse import BrowseStore
 from hubwatch.store.changes import ChangeStore
 from hubwatch.store.estimates import EstimateStore
 from hubwatch.store.known import KnownContent
+from hubwatch.store.lineage import LineageStore
 from hubwatch.store.repos import RepoStore, RevisionStore
 from hubwatch.store.scheduling import ScheduleStore
 from hubwatch.store.webhooks import WebhookStore
@@ -24,6 +25,7 @@ class Store(
     ScheduleStore,
     WebhookStore,
     BrowseStore,
+    LineageStore,
 ):
     """Everything persisted: each concept's interface, for callers that need several.
 

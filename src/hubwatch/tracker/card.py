@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from hubwatch.errors import UnsafeContent
+from hubwatch.errors import InvalidRepoId, UnsafeContent
+from hubwatch.models.lineage import Relation
+from hubwatch.models.repo import validate_repo_id
 from hubwatch.parsing.yaml import load_front_matter
 
-CARD_KEYS = ("license", "base_model", "gated", "pipeline_tag", "library_name")
+CARD_KEYS = (
+    "license",
+    "base_model",
+    "base_model_relation",
+    "gated",
+    "pipeline_tag",
+    "library_name",
+)
+MAX_BASES = 16
+"""Bases read from one card: a merge names a few, a card naming hundreds is junk."""
 
 
 def parse_front_matter(text: str) -> dict[str, Any]:
@@ -27,3 +40,52 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list):
         return [_plain(v) for v in value]
     return str(value)
+
+
+@dataclass(frozen=True, slots=True)
+class DeclaredBases:
+    """What a card says a model derives from: `base_model` and `base_model_relation`."""
+
+    bases: tuple[str, ...]
+    """Valid repo ids, in the card's order, each once."""
+    relation: Relation
+    ignored: tuple[str, ...] = ()
+    """Why each value that was not taken was ignored (one line each)."""
+
+
+def declared_bases(card: Mapping[str, object] | None) -> DeclaredBases:
+    """The bases a card declares (a string, or a list for a merge), validated like repo ids:
+    junk (`../x`, HTML, URLs, non-strings) is ignored with a reason, never followed."""
+    card = card or {}
+    value = card.get("base_model")
+    values = value if isinstance(value, list) else [] if value is None else [value]
+    bases: list[str] = []
+    ignored: list[str] = []
+    for item in values[:MAX_BASES]:
+        if not isinstance(item, str):
+            ignored.append(f"base_model entry {_shown(item)} is not a repo id")
+            continue
+        try:
+            repo_id = validate_repo_id(item.strip())
+        except InvalidRepoId as exc:
+            ignored.append(f"base_model {exc}")
+            continue
+        if repo_id not in bases:
+            bases.append(repo_id)
+    if len(values) > MAX_BASES:
+        ignored.append(f"base_model names {len(values)} models; only the first {MAX_BASES} read")
+    return DeclaredBases(tuple(bases), _relation(card.get("base_model_relation")), tuple(ignored))
+
+
+def _relation(value: object) -> Relation:
+    if isinstance(value, str):
+        try:
+            return Relation(value.strip().lower())
+        except ValueError:
+            pass
+    return Relation.UNKNOWN
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

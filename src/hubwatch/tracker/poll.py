@@ -19,6 +19,7 @@ from hubwatch.sources.base import RevisionSource
 from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.base import Store
 from hubwatch.tracker.history import list_history
+from hubwatch.tracker.lineage import LineageJudge
 from hubwatch.tracker.record import (
     DEGRADED_AFTER,
     PollResult,
@@ -50,6 +51,7 @@ class Tracker:
         after_revision: Sequence[RevisionHook] = (),
         differs: Mapping[str, Differ] | None = None,
         degraded_after: int = DEGRADED_AFTER,
+        lineage: LineageJudge | None = None,
     ) -> None:
         self._store = store
         self._sources = sources
@@ -57,7 +59,9 @@ class Tracker:
         self._retry = retry or RetryPolicy()
         self.degraded_after = degraded_after
         """Polls in a row that fail before a repo is marked degraded."""
-        self._revisions = RevisionPipeline(limits or Limits(), differs, tuple(after_revision))
+        self._revisions = RevisionPipeline(
+            limits or Limits(), differs, tuple(after_revision), lineage or LineageJudge()
+        )
 
     def _source(self, repo: RepoRef) -> RevisionSource:
         try:

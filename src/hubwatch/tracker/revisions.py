@@ -12,7 +12,7 @@ and the revision is stored with what could be read.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cache, partial
 from typing import TypeVar
 
@@ -30,16 +30,19 @@ from hubwatch.errors import (
     StoreError,
 )
 from hubwatch.models import (
+    Change,
     CommitInfo,
     CommitSha,
     Estimate,
     EventKind,
     RepoState,
+    Severity,
     Snapshot,
     StoredFile,
 )
 from hubwatch.tracker.compare import diff_snapshot
 from hubwatch.tracker.estimate import CONFIG, with_estimate
+from hubwatch.tracker.lineage import LineageJudge, LineageResult
 from hubwatch.tracker.partial import KIND as PARTIAL
 from hubwatch.tracker.partial import Partial, partial_of, with_partial
 from hubwatch.tracker.record import PollRun, PollStopped, describe, log_crash, now
@@ -79,6 +82,8 @@ class RevisionPipeline:
     differs: Mapping[str, Differ] | None
     """The differs run on each new revision; None: the registry (`diff.DIFFERS`)."""
     hooks: tuple[RevisionHook, ...]
+    lineage: LineageJudge = field(default_factory=LineageJudge)
+    """Works out each new revision's lineage (as a derivative, and as a base)."""
 
     def store_new(
         self,
@@ -107,10 +112,14 @@ class RevisionPipeline:
         parent = commit.parents[0] if commit.parents else None
         base = parent if parent in known else None
         snapshot, found = self._compare(run, snapshot, base, listed, failed)
+        lineage = LineageResult((), ())
+        if listed:  # without its files a revision would seem to match nothing
+            snapshot, lineage = self._lineage(run, snapshot)
         stored = self._write(run, snapshot, found)
         known[commit.sha] = True
         if not stored:
             return
+        self._set_lineage(run, lineage)
         run.result.new.append(commit.sha)
         if found.change() is not None:
             run.result.partial.append(commit.sha)
@@ -165,6 +174,28 @@ class RevisionPipeline:
         found = partial_of(snapshot, base_files)
         found.steps += failed
         return snapshot, found
+
+    def _lineage(self, run: PollRun, snapshot: Snapshot) -> tuple[Snapshot, LineageResult]:
+        """The snapshot with its `lineage.*` changes, and the records to set once it is stored.
+        A failure is recorded as a `diff.failed` change, like a differ's."""
+        try:
+            result = self.lineage.judge(run.store, run.repo.repo_id, snapshot)
+        except Exception as exc:
+            if aborts(run, exc):
+                raise
+            log_crash("lineage_failed", exc)
+            failed = Change(
+                "diff.failed", Severity.INFO, f"The lineage step failed: {describe(exc)}"
+            )
+            return replace(snapshot, changes=(*snapshot.changes, failed)), LineageResult((), ())
+        return replace(snapshot, changes=(*snapshot.changes, *result.changes)), result
+
+    def _set_lineage(self, run: PollRun, result: LineageResult) -> None:
+        for record in result.records:
+            try:
+                run.store.set_lineage(record)
+            except Exception as exc:  # the revision is stored; the next one sets it again
+                log_crash("lineage_not_recorded", exc, derivative=record.repo_id)
 
     def _write(self, run: PollRun, snapshot: Snapshot, found: Partial) -> bool:
         """Store the revision. What the store refuses is left out, and recorded: first what was

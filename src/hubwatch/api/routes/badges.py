@@ -9,6 +9,7 @@ import structlog
 from fastapi import APIRouter, Depends, Query
 
 from hubwatch.api.deps import StoreDep, require_reader
+from hubwatch.api.routes.lineage import stale_badge
 from hubwatch.api.schemas import Badge
 from hubwatch.errors import HubwatchError, InvalidRepoId, NotTracked, UnknownRevision
 from hubwatch.models import CommitSha, RepoState, Severity, validate_repo_id
@@ -17,7 +18,9 @@ from hubwatch.store.base import Store
 log = structlog.get_logger(__name__)
 router = APIRouter(prefix="/api/v1", tags=["badges"], dependencies=[Depends(require_reader)])
 
-BadgeKind = Literal["latest", "status", "changes", "advisories", "params", "memory", "breaking"]
+BadgeKind = Literal[
+    "latest", "status", "changes", "advisories", "params", "memory", "breaking", "stale"
+]
 CACHE_S = 300
 
 
@@ -70,6 +73,8 @@ def badge(
         return error_badge("hubwatch", "unknown badge")
     try:
         validate_repo_id(repo_id)
+        if kind == "stale":  # a derivative against its base (issue 17)
+            return stale_badge(store, repo_id)
         return _badge(store, repo_id, kind, pinned, now)
     except InvalidRepoId:
         return error_badge("hubwatch", "invalid repo id")
@@ -160,5 +165,6 @@ def get_badge(
     pinned: Annotated[str | None, Query(description="For `changes`: the sha you pin")] = None,
 ) -> Badge:
     """A shields.io endpoint badge: latest, status (active, degraded…), changes (?pinned=),
-    advisories, params, memory, breaking. Use with https://img.shields.io/endpoint?url=…"""
+    advisories, params, memory, breaking, stale (a derivative against its base). Use with
+    https://img.shields.io/endpoint?url=…"""
     return badge(store, f"{org}/{name}", kind, pinned)

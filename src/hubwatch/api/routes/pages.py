@@ -10,8 +10,11 @@ from jinja2 import Environment, PackageLoader
 
 from hubwatch.api.convert import advisory_url
 from hubwatch.api.deps import StoreDep, repo_path, require_reader
+from hubwatch.api.routes.lineage import derivative_public, missed_public
 from hubwatch.models import Change, redact_url
+from hubwatch.models.derivatives import worst_missed
 from hubwatch.models.timestamps import to_minute
+from hubwatch.store.base import Store
 
 router = APIRouter(tags=["pages"], dependencies=[Depends(require_reader)])
 
@@ -67,7 +70,25 @@ def timeline(
         known = since is not None and since in store.known_shas(repo_id)
         for rc in store.changes(repo_id, since=since if known else None):
             changes[rc.revision.sha] = tuple(sorted(rc.changes, key=lambda c: -c.severity.rank))
-    return _page("repo.html", repo=repo, page=page, changes=changes, events=store.events(repo_id))
+    return _page(
+        "repo.html",
+        repo=repo,
+        page=page,
+        changes=changes,
+        events=store.events(repo_id),
+        **_lineage(store, repo_id),
+    )
+
+
+def _lineage(store: Store, repo_id: str) -> dict[str, Any]:
+    """What the repo page shows of lineage: its own (a derivative), its derivatives (a base)."""
+    lineage = store.lineage_of(repo_id)
+    derivatives = [derivative_public(d) for d in store.derivatives_of(repo_id)]
+    if lineage is None:
+        return {"lineage": None, "missed": [], "worst": None, "derivatives": derivatives}
+    missed = [missed_public(m) for m in lineage.missed]
+    worst = worst_missed(lineage)
+    return {"lineage": lineage, "missed": missed, "worst": worst, "derivatives": derivatives}
 
 
 @router.get(

@@ -12,6 +12,7 @@ from hubwatch.store.sql.browse import SqlBrowseStore
 from hubwatch.store.sql.changes import SqlChangeStore
 from hubwatch.store.sql.estimates import SqlEstimateStore
 from hubwatch.store.sql.known import SqlKnownContent
+from hubwatch.store.sql.lineage import SqlLineageStore
 from hubwatch.store.sql.migrate import upgrade
 from hubwatch.store.sql.repos import SqlRepoStore
 from hubwatch.store.sql.revisions import SqlRevisionStore
@@ -29,6 +30,7 @@ class SqlStore(
     SqlScheduleStore,
     SqlWebhookStore,
     SqlBrowseStore,
+    SqlLineageStore,
     Store,
 ):
     """Store on SQLite or PostgreSQL; the URL decides. Each part is a mixin over `SqlBase`."""

@@ -205,6 +205,31 @@ class ChangeRow(SQLModel, table=True):
     detail: str | None = None
 
 
+class LineageRow(SQLModel, table=True):
+    """A tracked derivative's base, the base revision it was built from, and its staleness."""
+
+    __tablename__ = "lineage"
+    __table_args__ = (
+        UniqueConstraint("repo_pk", name="uq_lineage_repo"),
+        Index("ix_lineage_base_repo_id", "base_repo_id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    repo_pk: int = Field(foreign_key="repo.id", ondelete="CASCADE")
+    """The derivative: one record each, replaced as it or its base changes."""
+    sha: str = Field(max_length=64)
+    base_repo_id: str = Field(max_length=200)
+    """The declared base, by id: it need not be tracked (status base_untracked)."""
+    relation: str = Field(max_length=16)
+    status: str = Field(max_length=16)
+    base_sha: str | None = Field(default=None, max_length=64)
+    missed: list[dict[str, object]] = Field(sa_column=Column(JSON, nullable=False))
+    aspects: list[str] = Field(sa_column=Column(JSON, nullable=False))
+    checked_at: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True)))
+    detail: str | None = None
+    extra: dict[str, object] = Field(sa_column=Column(JSON, nullable=False))
+
+
 class ScheduleRow(SQLModel, table=True):
     """When a tracked repo is next due, whether it must be polled now, and which worker has it."""
 

@@ -1,0 +1,229 @@
+"""Lineage at each new revision: a derivative matched against its declared base's history, and
+a base's tracked derivatives re-judged when it changes. Store reads and writes here; the
+matching itself is `diff/lineage.py`'s, the fingerprints `diff/fingerprint.py`'s."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import structlog
+
+from hubwatch.caching import BoundedCache
+from hubwatch.diff.fingerprint import Fingerprint, fingerprint
+from hubwatch.diff.lineage import (
+    STALE,
+    assess,
+    caught_up_change,
+    derivatives_stale_change,
+    missed_of,
+    stale_change,
+)
+from hubwatch.diff.policy import apply_policy
+from hubwatch.diff.view import RevisionView
+from hubwatch.errors import NotTracked
+from hubwatch.models import Change, CommitSha, Snapshot
+from hubwatch.models.lineage import Lineage, LineageStatus
+from hubwatch.store.base import Store
+from hubwatch.tracker.card import declared_bases
+from hubwatch.tracker.compare import stored_view
+from hubwatch.tracker.record import now
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class LineageResult:
+    """What the lineage step found for one new revision, before it is stored."""
+
+    changes: tuple[Change, ...]
+    """`lineage.*` changes to store with the revision (policy applied)."""
+    records: tuple[Lineage, ...]
+    """Lineage records to set once the revision is stored: its own, and its derivatives'."""
+
+
+class LineageJudge:
+    """Works out lineage for new revisions; fingerprints are kept by (repo, sha), so a base
+    with many revisions is fingerprinted once per revision, not once per derivative."""
+
+    def __init__(self, cache_size: int = 2048) -> None:
+        self._prints: BoundedCache[Fingerprint] = BoundedCache(cache_size)
+
+    def judge(self, store: Store, repo_id: str, snapshot: Snapshot) -> LineageResult:
+        """The lineage changes and records `snapshot` (about to be stored) brings."""
+        sha = snapshot.commit.sha
+        view = RevisionView.of_snapshot(snapshot, store.blob)
+        new = _New(repo_id, sha, snapshot.card, snapshot.changes, fingerprint(view))
+        changes: list[Change] = []
+        records: list[Lineage] = []
+        own = self._as_derivative(store, new)
+        if own is not None:
+            record, said = own
+            records.append(record)
+            changes += said
+        stale, updated = self._as_base(store, new)
+        self._prints.put(_key(repo_id, sha), new.fingerprint)
+        records += updated
+        if stale:
+            changes.append(derivatives_stale_change(repo_id, sha, stale))
+        return LineageResult(tuple(apply_policy(changes)), tuple(records))
+
+    def rejudge(self, store: Store, repo_id: str) -> Lineage | None:
+        """Judge a tracked derivative's newest stored revision again (its base was tracked
+        since): set its record and replace that revision's `lineage.stale` change."""
+        newest = next((r for r in reversed(store.history(repo_id)) if r.reachable), None)
+        if newest is None:
+            return None
+        stored = store.revision_changes(repo_id, newest.sha).changes
+        mine = self._print(store, repo_id, newest.sha)
+        own = self._as_derivative(store, _New(repo_id, newest.sha, newest.card, stored, mine))
+        if own is None:
+            return None
+        record, changes = own
+        store.set_lineage(record)
+        stale = apply_policy(c for c in changes if c.kind == STALE)
+        store.replace_changes(repo_id, newest.sha, STALE, stale)
+        return record
+
+    def _as_derivative(self, store: Store, new: _New) -> tuple[Lineage, list[Change]] | None:
+        repo_id = new.repo_id
+        declared = declared_bases(new.card)
+        bases = [b for b in declared.bases if b != repo_id]
+        if declared.ignored:
+            log.info("lineage_bases_ignored", repo=repo_id, reasons=list(declared.ignored))
+        if not bases:
+            return None
+        base_id = next((b for b in bases if _tracked(store, b)), bases[0])
+        extra = {"declared": bases, "ignored": list(declared.ignored)} if len(bases) > 1 else {}
+        blank = Lineage(
+            repo_id,
+            new.sha,
+            base_id,
+            declared.relation,
+            LineageStatus.BASE_UNTRACKED,
+            checked_at=now(),
+            extra=extra,
+        )
+        record = self._assessed(store, blank, new.fingerprint, None)
+        previous = store.lineage_of(repo_id)
+        changes = []
+        if record.status is LineageStatus.STALE:
+            changes.append(stale_change(record))
+        elif (
+            record.status is LineageStatus.CURRENT
+            and previous is not None
+            and previous.status is LineageStatus.STALE
+            and previous.base_repo_id == base_id
+        ):
+            changes.append(caught_up_change(previous, record))
+        return record, changes
+
+    def _as_base(self, store: Store, new: _New) -> tuple[list[Lineage], list[Lineage]]:
+        """The derivatives this new base revision makes stale (or staler), and every
+        derivative record it changes."""
+        stale: list[Lineage] = []
+        updated: list[Lineage] = []
+        sha = new.sha
+        for previous in store.derivatives_of(new.repo_id):
+            if previous.repo_id == new.repo_id:
+                continue
+            mine = self._print(store, previous.repo_id, previous.sha)
+            record = self._assessed(store, previous, mine, new)
+            if _same(record, previous):
+                continue
+            updated.append(record)
+            if record.status is LineageStatus.STALE and any(
+                m.get("sha") == sha for m in record.missed
+            ):
+                stale.append(record)
+        return stale, updated
+
+    def _assessed(
+        self, store: Store, lineage: Lineage, mine: Fingerprint, new_base: _New | None
+    ) -> Lineage:
+        """`lineage` judged again with the derivative's fingerprint `mine`: against the base's
+        stored history, plus `new_base` (a base revision about to be stored)."""
+        base_id = lineage.base_repo_id
+        new_sha = new_base.sha if new_base is not None else None
+        try:
+            history = [r.sha for r in store.history(base_id) if r.reachable]
+        except NotTracked:
+            return _with(lineage, LineageStatus.BASE_UNTRACKED, f"{base_id} is not tracked")
+        if new_sha is not None and new_sha not in history:
+            history.append(new_sha)
+        if not history:
+            return _with(lineage, LineageStatus.UNMATCHED, f"{base_id} has no stored revision")
+
+        def print_of(sha: CommitSha) -> Fingerprint:
+            if new_base is not None and sha == new_sha:
+                return new_base.fingerprint
+            return self._print(store, base_id, sha)
+
+        found = assess(mine, history, print_of)
+        missed: tuple[dict[str, object], ...] = ()
+        if found.moved:
+            changes: dict[CommitSha, Sequence[Change]] = {
+                rc.revision.sha: rc.changes for rc in store.changes(base_id, since=found.base_sha)
+            }
+            if new_base is not None:
+                changes[new_base.sha] = new_base.changes
+            missed = missed_of(found.moved, changes)
+        return replace(
+            lineage,
+            status=found.status,
+            base_sha=found.base_sha,
+            missed=missed,
+            aspects=found.aspects,
+            detail=found.detail,
+            checked_at=now(),
+        )
+
+    def _print(self, store: Store, repo_id: str, sha: CommitSha) -> Fingerprint:
+        key = _key(repo_id, sha)
+        found = self._prints.get(key)
+        if found is None:
+            found = fingerprint(stored_view(store, repo_id, sha))
+            self._prints.put(key, found)
+        return found
+
+
+@dataclass(frozen=True, slots=True)
+class _New:
+    """The revision being judged (about to be stored, or the newest stored)."""
+
+    repo_id: str
+    sha: CommitSha
+    card: Mapping[str, object] | None
+    changes: Sequence[Change]
+    """Its own changes (a base's missed changes are read from them)."""
+    fingerprint: Fingerprint
+
+
+def _key(repo_id: str, sha: str) -> str:
+    return f"{repo_id}@{sha}"
+
+
+def _tracked(store: Store, repo_id: str) -> bool:
+    try:
+        store.get_repo(repo_id)
+    except NotTracked:
+        return False
+    return True
+
+
+def _with(lineage: Lineage, status: LineageStatus, detail: str) -> Lineage:
+    return replace(
+        lineage,
+        status=status,
+        base_sha=None,
+        missed=(),
+        aspects=(),
+        detail=detail,
+        checked_at=now(),
+    )
+
+
+def _same(a: Lineage, b: Lineage) -> bool:
+    """Equal but for when they were worked out."""
+    return dataclasses.replace(a, checked_at=None) == dataclasses.replace(b, checked_at=None)
