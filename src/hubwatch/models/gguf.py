@@ -55,6 +55,21 @@ def arch_value(metadata: Mapping[str, Any], key: str) -> Any:
     return metadata.get(f"{arch}.{key}") if arch else None
 
 
+class _ArchitectureKeys:
+    """The architecture-prefixed keys of a header's or a model's metadata."""
+
+    __slots__ = ()
+    metadata: Mapping[str, Any]
+
+    @property
+    def architecture(self) -> str | None:
+        return architecture(self.metadata)
+
+    def arch_value(self, key: str) -> Any:
+        """`<architecture>.<key>` (`context_length`, `rope.freq_base`…), or None."""
+        return arch_value(self.metadata, key)
+
+
 @dataclass(frozen=True, slots=True)
 class GGUFTensor:
     """One tensor info of a GGUF header (never its data)."""
@@ -93,7 +108,7 @@ class GGUFTensor:
 
 
 @dataclass(frozen=True, slots=True)
-class GGUFHeader:
+class GGUFHeader(_ArchitectureKeys):
     """One GGUF file's header: its key-value metadata and tensor infos."""
 
     version: int
@@ -131,17 +146,10 @@ class GGUFHeader:
         except (KeyError, TypeError, ValueError):
             return None
 
-    @property
-    def architecture(self) -> str | None:
-        return architecture(self.metadata)
-
-    def arch_value(self, key: str) -> Any:
-        """`<architecture>.<key>` (`context_length`, `rope.freq_base`…), or None."""
-        return arch_value(self.metadata, key)
 
 
 @dataclass(frozen=True, slots=True)
-class GGUFModel:
+class GGUFModel(_ArchitectureKeys):
     """One model as a user loads it: a single `.gguf` file, or every part of a split one."""
 
     name: str
@@ -158,13 +166,6 @@ class GGUFModel:
     missing: tuple[str, ...] = ()
     """Parts whose header is unread (not stored, over a cap) or absent from the tree."""
 
-    @property
-    def architecture(self) -> str | None:
-        return architecture(self.metadata)
-
-    def arch_value(self, key: str) -> Any:
-        """`<architecture>.<key>`, or None."""
-        return arch_value(self.metadata, key)
 
     @property
     def nbytes(self) -> int:
