@@ -7,15 +7,18 @@ Every expected number is worked out by hand from the shapes and ggml block sizes
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hubwatch.estimator import estimate_json
 from hubwatch.estimator.gguf import estimate_headers, estimate_model, summary, with_gguf
 from hubwatch.estimator.gguf_cache import NoCache, layout
-from hubwatch.models.gguf import GGUFModel, group_models
+from hubwatch.models.gguf import GGUFModel, GGUFTensor, group_models
 from tests.estimator.gguf_headers import (
     LLAMA_META,
     gemma,
@@ -286,3 +289,62 @@ def test_a_vision_projector_does_not_speak_for_the_model() -> None:
 
 def test_no_gguf_and_no_config_is_no_estimate() -> None:
     assert with_gguf(None, {}) is None
+
+
+_KEYS = [
+    "general.architecture",
+    "llama.block_count",
+    "llama.context_length",
+    "llama.embedding_length",
+    "llama.attention.head_count",
+    "llama.attention.head_count_kv",
+    "llama.attention.key_length",
+    "llama.attention.value_length",
+    "llama.attention.sliding_window",
+    "llama.attention.sliding_window_pattern",
+    "llama.expert_count",
+    "llama.expert_used_count",
+]
+_VALUES = st.one_of(
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.integers(min_value=0, max_value=300),
+    st.just("llama"),
+    st.text(max_size=5),
+    st.floats(allow_nan=False),
+    st.booleans(),
+    st.none(),
+    st.lists(st.one_of(st.integers(-2, 300), st.booleans()), max_size=40),
+)
+_TENSORS = st.lists(
+    st.builds(
+        GGUFTensor,
+        st.sampled_from(
+            ["token_embd.weight", "output.weight", "rope_freqs.weight", "blk.0.attn_q.weight"]
+            + ["blk.3.ffn_up_exps.weight", "blk.99999.x", "x"]
+        ),
+        st.lists(st.integers(-3, 2**70), max_size=10).map(tuple),
+        st.sampled_from(["F16", "Q4_K", "Q8_0", "IQ1_S", "bogus"]),
+        st.integers(0, 2**70),
+        st.integers(-(2**70), 2**70),
+        st.integers(-(2**70), 2**70),
+    ),
+    max_size=6,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(_KEYS), _VALUES), _TENSORS)
+def test_any_header_gives_an_estimate_or_a_reason_never_a_crash(
+    metadata: dict[str, Any], tensors: list[GGUFTensor]
+) -> None:
+    result = estimate_model(model_of(header(metadata, tensors)))
+    assert result["ok"] is bool(result["ok"])
+    assert result["ok"] or result["error"].startswith("cannot estimate: ")
+    json.dumps(result)  # stored as JSON
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.binary(max_size=200))
+def test_any_stored_bytes_read_as_unread_or_a_header(raw: bytes) -> None:
+    models = estimate_headers(["a-Q4_K_M.gguf"], {"a-Q4_K_M.gguf": raw})
+    assert list(models) == ["a-Q4_K_M.gguf"]

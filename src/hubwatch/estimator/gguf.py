@@ -16,7 +16,14 @@ from typing import Any
 
 from hubwatch.errors import UnsafeContent
 from hubwatch.estimator.cards import fits
-from hubwatch.estimator.gguf_cache import DEFAULT_KV, KV_TYPES, CacheLayout, NoCache, layout
+from hubwatch.estimator.gguf_cache import (
+    DEFAULT_KV,
+    KV_TYPES,
+    MAX_COUNT,
+    CacheLayout,
+    NoCache,
+    layout,
+)
 from hubwatch.estimator.memory import OVERHEAD_TOLD, GiB, Memory, Unit, overhead
 from hubwatch.models.estimate import Estimate
 from hubwatch.models.gguf import GGUFHeader, GGUFModel, GGUFTensor, group_models, is_gguf
@@ -62,6 +69,8 @@ _EXPERTS = re.compile(r"^blk\.\d+\.ffn_(gate|up|down|gate_up)_exps\.")
 _LAYER = re.compile(r"^blk\.(\d+)\.")
 MAX_DIMS = 8
 """ggml tensors have at most 4 dimensions; more (a lying header) is refused."""
+MAX_INT64 = 2**63 - 1
+"""ggml counts elements and bytes in int64: a dimension, count or size past it is a lie."""
 
 
 def count(model: GGUFModel) -> dict[str, Any]:
@@ -133,8 +142,10 @@ def check(tensors: Sequence[GGUFTensor]) -> list[str]:
     """Why the tensor infos cannot be trusted (a lying header): shapes, counts, byte sizes."""
     problems = []
     for t in tensors:
-        if len(t.shape) > MAX_DIMS or any(d < 0 for d in t.shape):
-            problems.append(f"{t.name[:80]}: shape {list(t.shape)[:MAX_DIMS]} is not a shape")
+        if len(t.shape) > MAX_DIMS or any(not 0 <= d <= MAX_INT64 for d in t.shape):
+            problems.append(f"{t.name[:80]}: shape {_short(t.shape)} is not a shape")
+        elif not (0 <= t.elements <= MAX_INT64 and 0 <= t.nbytes <= MAX_INT64):
+            problems.append(f"{t.name[:80]}: {_short((t.elements, t.nbytes))} are not sizes")
         elif math.prod(t.shape) != t.elements:
             problems.append(f"{t.name[:80]}: {t.elements} elements for shape {list(t.shape)}")
         elif (block := GGML_BLOCKS.get(t.type)) and t.nbytes != _nbytes(t.elements, *block):
@@ -142,6 +153,10 @@ def check(tensors: Sequence[GGUFTensor]) -> list[str]:
         if len(problems) >= 5:
             break
     return problems
+
+
+def _short(values: tuple[int, ...]) -> str:
+    return "[" + ", ".join(str(v)[:24] for v in values[:MAX_DIMS]) + "]"
 
 
 def _nbytes(elements: int, block: int, size: int) -> int:
@@ -243,7 +258,7 @@ def estimate_model(model: GGUFModel, kv_type: str = DEFAULT_KV) -> dict[str, Any
 
 def _context(model: GGUFModel) -> int:
     value = model.arch_value("context_length")
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_COUNT:
         raise NoCache(f"{model.architecture}.context_length is {str(value)[:40]!r}")
     return value
 

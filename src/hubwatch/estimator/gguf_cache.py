@@ -29,6 +29,9 @@ DEFAULT_KV = "f16"
 SWA_PATTERNS = {"gemma2": 2, "gemma3": 6, "cohere2": 4}
 MAX_LAYERS = 100_000
 """More layers than this (a lying header) are refused, not iterated."""
+MAX_COUNT = 2**32
+"""GGUF stores these counts as uint32 (the context as uint32 or uint64, capped here too): more
+is a lying header, refused before a figure outgrows a float."""
 
 
 class NoCache(ValueError):
@@ -69,6 +72,8 @@ def _row(elements: int, kv_type: str) -> int:
 def _count(value: Any, what: str, *, zero: bool = False) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < (0 if zero else 1):
         raise NoCache(f"{what} is {str(value)[:40]!r}, not a {'count' if zero else 'size'}")
+    if value > MAX_COUNT:
+        raise NoCache(f"{what} {str(value)[:24]} is over {MAX_COUNT}")
     return value
 
 
