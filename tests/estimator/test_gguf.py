@@ -16,8 +16,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hubwatch.estimator import estimate_json
-from hubwatch.estimator.gguf import estimate_headers, estimate_model, summary, with_gguf
-from hubwatch.estimator.gguf_cache import NoCache, layout
+from hubwatch.estimator.gguf import (
+    GGML_BLOCKS,
+    estimate_headers,
+    estimate_model,
+    summary,
+    with_gguf,
+)
+from hubwatch.estimator.gguf_cache import KV_TYPES, NoCache, layout
 from hubwatch.models.gguf import GGUFModel, GGUFTensor, group_models
 from tests.estimator.gguf_headers import (
     LLAMA_META,
@@ -348,3 +354,12 @@ def test_any_header_gives_an_estimate_or_a_reason_never_a_crash(
 def test_any_stored_bytes_read_as_unread_or_a_header(raw: bytes) -> None:
     models = estimate_headers(["a-Q4_K_M.gguf"], {"a-Q4_K_M.gguf": raw})
     assert list(models) == ["a-Q4_K_M.gguf"]
+
+
+def test_the_block_table_is_llama_cpps_own() -> None:
+    import gguf  # tests may import it; src/hubwatch/estimator never does
+
+    for name, block in GGML_BLOCKS.items():
+        assert gguf.GGML_QUANT_SIZES[gguf.GGMLQuantizationType[name]] == block, name
+    for name, block in KV_TYPES.items():
+        assert gguf.GGML_QUANT_SIZES[gguf.GGMLQuantizationType[name.upper()]] == block, name

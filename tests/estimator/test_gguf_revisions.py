@@ -149,3 +149,25 @@ def test_cli_estimate_prints_the_gguf_table_of_a_tracked_revision(tmp_path: Path
 def test_cli_refuses_an_unknown_kv_cache_type(tmp_path: Path) -> None:
     code, _, stderr = cli(tmp_path, "estimate", "org/g", "--kv-cache", "q5_1")
     assert code == EXIT_USAGE and "'q5_1' is not one of f16, q8_0, q4_0" in stderr
+
+
+def test_the_revision_page_shows_the_gguf_table(store: SqlStore) -> None:
+    revision = add(store)
+    page = InProcess(create_app(store, Settings(api_token=SecretStr("t")))).get(
+        f"/repos/org/g/revisions/{revision}"
+    )
+    assert page.status_code == 200
+    html = page.text
+    assert 'id="gguf"' in html and "from the GGUF headers" in html
+    assert "<td>Q4_K_M</td><td>8,030,261,248</td><td>5.15</td><td>4.82 GiB</td>" in html
+    assert "16.00 GiB at 131,072" in html
+    assert 'id="estimate"' not in html  # no config: no training batch table
+
+
+def test_a_config_removed_beside_gguf_files_is_no_memory_change() -> None:
+    ggufs = {Q4: stored(llama("Q4_K_M"))}
+    with_config = gguf_snapshot(1, ggufs, {"config.json": CONFIG.read_bytes()})
+    old = with_estimate(with_config, no_blobs).estimate
+    new = with_estimate(gguf_snapshot(2, ggufs), no_blobs).estimate
+    assert old is not None and new is not None and new.family == "gguf"
+    assert estimate_changes(old, new) == []

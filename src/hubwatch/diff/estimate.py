@@ -37,9 +37,10 @@ def estimate_changes(old: Estimate | None, new: Estimate | None) -> list[Change]
         )
         return [Change("estimate.parameters", Severity.INFO, summary, CONFIG, old.error, new.error)]
     gguf = gguf_changes(old.gguf, new.gguf)
-    if not new.ok or (old.family == new.family == GGUF_FAMILY):
-        # NOTE: an estimate from GGUF headers alone repeats one quantization's figures; the
-        # per-quantization changes already say it, once per file.
+    if not new.ok or GGUF_FAMILY in (old.family, new.family):
+        # NOTE: an estimate from GGUF headers alone repeats one quantization's figures (the
+        # per-quantization changes say them, once per file), and has no bf16 serving or batch
+        # figures to set against a config's: a config added or removed is the files differ's.
         return gguf
     return [
         *_parameters(old, new),

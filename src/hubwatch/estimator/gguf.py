@@ -32,8 +32,9 @@ from hubwatch.parsing.json import loads_bounded
 SHORT_CONTEXT = 8192
 """The second context of the fit table: what most local runs use (llama.cpp's -c 8192)."""
 
-# ggml types: (elements per block, bytes per block), as ggml.c's type traits define them; the
-# tensors' stored nbytes are checked against them where the type is known here.
+# ggml types: (elements per block, bytes per block), as ggml.c's type traits (and the gguf
+# package's GGML_QUANT_SIZES, which a test compares) define them; the tensors' stored nbytes are
+# checked against them where the type is known here.
 GGML_BLOCKS: dict[str, tuple[int, int]] = {
     "F32": (1, 4),
     "F16": (1, 2),
@@ -48,15 +49,24 @@ GGML_BLOCKS: dict[str, tuple[int, int]] = {
     "Q5_0": (32, 22),
     "Q5_1": (32, 24),
     "Q8_0": (32, 34),
-    "Q8_1": (32, 36),
+    "Q8_1": (32, 40),
     "Q2_K": (256, 84),
     "Q3_K": (256, 110),
     "Q4_K": (256, 144),
     "Q5_K": (256, 176),
     "Q6_K": (256, 210),
     "Q8_K": (256, 292),
+    "IQ1_S": (256, 50),
+    "IQ1_M": (256, 56),
+    "IQ2_XXS": (256, 66),
+    "IQ2_XS": (256, 74),
+    "IQ2_S": (256, 82),
+    "IQ3_XXS": (256, 98),
+    "IQ3_S": (256, 110),
     "IQ4_NL": (32, 18),
     "IQ4_XS": (256, 136),
+    "TQ1_0": (256, 54),
+    "TQ2_0": (256, 66),
     "MXFP4": (32, 17),
 }
 
