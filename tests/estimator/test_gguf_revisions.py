@@ -171,3 +171,21 @@ def test_a_config_removed_beside_gguf_files_is_no_memory_change() -> None:
     new = with_estimate(gguf_snapshot(2, ggufs), no_blobs).estimate
     assert old is not None and new is not None and new.family == "gguf"
     assert estimate_changes(old, new) == []
+
+
+def test_cli_estimate_of_a_revision_with_a_config_adds_the_gguf_table(tmp_path: Path) -> None:
+    store = SqlStore(f"sqlite:///{tmp_path / 'hubwatch.db'}")
+    store.start()
+    try:
+        store.add_repo(RepoRef("org/both", SourceKind.HUB))
+        snap = gguf_snapshot(1, {Q4: stored(llama("Q4_K_M"))}, {"config.json": CONFIG.read_bytes()})
+        store.add_revision("org/both", with_estimate(snap, store.blob))
+    finally:
+        store.close()
+    code, stdout, _ = cli(tmp_path, "estimate", "org/both")
+    assert code == 0, stdout
+    assert "largest batch per card" in stdout and "GGUF models" in stdout
+    code, stdout, _ = cli(tmp_path, "estimate", "org/both", "--json")
+    data = json.loads(stdout)
+    assert data["parameters"]["total"] == data["gguf"][Q4]["params"]["total"] == LLAMA_PARAMS
+    assert data["reconciliation"] is None  # the GGUF header is not read as safetensors
