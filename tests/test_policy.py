@@ -128,6 +128,26 @@ EXAMPLES: dict[tuple[str, str], Change] = {
         {"T4": {"max_batch": 1, "cards": 1}},
         {"T4": {"max_batch": 7, "cards": 1}},
     ),
+    ("estimate.gguf_parameters", "total parameters moved by 1% or more"): c(
+        "estimate.gguf_parameters", {"total": 100}, {"total": 200}
+    ),
+    ("estimate.gguf_parameters", "any"): c(
+        "estimate.gguf_parameters", {"total": 1000}, {"total": 1001}
+    ),
+    ("estimate.gguf_weights", "weights memory moved by 10% or more"): c(
+        "estimate.gguf_weights", 4_920_000_000, 8_540_000_000
+    ),
+    ("estimate.gguf_weights", "any"): c("estimate.gguf_weights", 1000, 1001),
+    ("estimate.gguf_fit", "a card that fitted no longer does"): c(
+        "estimate.gguf_fit",
+        {"L4": {"max_batch": 1, "cards": 1}},
+        {"L4": {"max_batch": 0, "cards": 1}},
+    ),
+    ("estimate.gguf_fit", "any"): c(
+        "estimate.gguf_fit",
+        {"L4": {"max_batch": 1, "cards": 1}},
+        {"L4": {"max_batch": 3, "cards": 1}},
+    ),
     ("files.", "any"): c("files.added"),
     ("advisories.changed", "an advisory now applies"): c(
         "advisories.changed", [], ["transformers:GHSA-1"]

@@ -54,7 +54,7 @@ def revision_public(revision: StoredRevision) -> RevisionPublic:
 
 
 def estimate_public(estimate: Estimate | None) -> dict[str, Any] | None:
-    """The estimate as stored (its JSON); None without a config.json."""
+    """The estimate as stored (its JSON); None without a config.json or GGUF files."""
     return estimate.to_json() if estimate is not None else None
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -20,13 +21,17 @@ from hubwatch.cli.base import (
     stored,
 )
 from hubwatch.cli.base import app as _app
+from hubwatch.cli.gguf_table import render_gguf
 from hubwatch.errors import InvalidRepoId
 from hubwatch.models import ReadStatus
+from hubwatch.models.gguf import is_gguf
 
 if TYPE_CHECKING:
     from hubwatch.estimator import Estimate, Memory, Sizing
 
 MAX_CONFIG_BYTES = 32 * 1024 * 1024
+KV_CACHES = ("f16", "q8_0", "q4_0")
+"""KV cache types of the GGUF table, as llama.cpp names them (`estimator.gguf_cache.KV_TYPES`)."""
 
 
 # The training options, as types, so that the command's signature stays one line per option.
@@ -60,6 +65,22 @@ _Config = Annotated[
 _Context = Annotated[
     int | None, typer.Option(help="Serving context in tokens [default: the model's].")
 ]
+
+
+def _kv_cache(value: str) -> str:
+    if value not in KV_CACHES:
+        raise typer.BadParameter(f"{value[:20]!r} is not one of {', '.join(KV_CACHES)}")
+    return value
+
+
+_KvCache = Annotated[
+    str,
+    typer.Option(
+        "--kv-cache",
+        help="GGUF models: KV cache type, f16 (llama.cpp's default), q8_0 or q4_0.",
+        callback=_kv_cache,
+    ),
+]
 _Tokens = Annotated[
     int | None, typer.Option(help="Training job size in tokens, for a cost estimate.")
 ]
@@ -83,16 +104,21 @@ def estimate(
     tokens: _Tokens = None,
     epochs: Annotated[float, typer.Option(help="Epochs of the training job.")] = 1.0,
     on: Annotated[str, typer.Option("--gpu", help="GPU of the cost estimate.")] = "H100-80GB",
+    kv_cache: _KvCache = "f16",
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
     """Estimate parameters, serving and training memory, largest batch per card, and cost."""
     with loading():
         from hubwatch.estimator import CannotEstimate, Job, Run, estimate_json, size
         from hubwatch.estimator import lora_targets as parse_targets
+        from hubwatch.estimator.gguf import estimate_headers
         from hubwatch.parsing.json import loads_bounded
     with exit_on_error():
-        raw, headers, source = _load(target, config)
-    stored = estimate_json(raw, headers)
+        loaded = _load(target, config)
+    ggufs = estimate_headers(loaded.gguf_paths, loaded.gguf_headers, kv_cache)
+    if loaded.raw is None:
+        return _gguf_only(loaded.source, ggufs, kv_cache, as_json)
+    stored, raw, source = estimate_json(loaded.raw, loaded.headers), loaded.raw, loaded.source
     if not stored.ok:
         _cannot_estimate(source, stored, as_json)
     try:
@@ -113,11 +139,13 @@ def estimate(
     except CannotEstimate as exc:
         err.print(f"error: cannot estimate: {shown(exc)}", highlight=False)
         raise typer.Exit(EXIT_USAGE) from None
-    report = _report(source, sized, stored)
+    report = _report(source, sized, stored) | ({"gguf": ggufs} if ggufs else {})
     if as_json:
         print_json(report)
         return
     _render(report, stored.params)
+    if ggufs:
+        render_gguf(ggufs, kv_cache)
 
 
 def _choice(value: str, allowed: tuple[Any, ...], what: str) -> Any:
@@ -139,14 +167,26 @@ def _cannot_estimate(source: str, stored: Estimate, as_json: bool) -> NoReturn:
     raise typer.Exit(EXIT_ERROR)
 
 
-def _load(target: str | None, config: Path | None) -> tuple[bytes, dict[str, bytes], str]:
+@dataclass(frozen=True, slots=True)
+class _Loaded:
+    """What `estimate` reads: config.json (None when a tracked revision has none), the
+    safetensors and GGUF headers, and where they came from."""
+
+    raw: bytes | None
+    headers: dict[str, bytes]
+    gguf_paths: tuple[str, ...]
+    gguf_headers: dict[str, bytes]
+    source: str
+
+
+def _load(target: str | None, config: Path | None) -> _Loaded:
     if (target is None) == (config is None):
         raise InvalidRepoId("give ORG/NAME[@REV] or --config path/config.json (one of them)")
     if config is not None:
         try:
             if config.stat().st_size > MAX_CONFIG_BYTES:
                 raise InvalidRepoId(f"{config} is over {MAX_CONFIG_BYTES} bytes")
-            return config.read_bytes(), {}, str(config)
+            return _Loaded(config.read_bytes(), {}, (), {}, str(config))
         except OSError as exc:
             raise InvalidRepoId(f"cannot read {config}: {exc.strerror}") from None
     assert target is not None
@@ -158,9 +198,10 @@ def _load(target: str | None, config: Path | None) -> tuple[bytes, dict[str, byt
             revision = store.revision(repo_id, rev) if rev else store.history(repo_id)[-1]
             files = store.files(repo_id, revision.sha)
             found = next((f for f in files if f.path == "config.json"), None)
-            if found is None or found.content_sha256 is None:
+            ggufs = tuple(f.path for f in files if is_gguf(f.path))
+            if (found is None or found.content_sha256 is None) and not ggufs:
                 raise CannotEstimate(f"{repo_id}@{revision.sha[:12]} has no readable config.json")
-            raw = store.blob(found.content_sha256)
+            raw = store.blob(found.content_sha256) if found and found.content_sha256 else None
             headers = {
                 f.path: store.blob(f.header_sha256)
                 for f in files
@@ -168,7 +209,24 @@ def _load(target: str | None, config: Path | None) -> tuple[bytes, dict[str, byt
             }
     except IndexError:
         raise CannotEstimate(f"{repo_id} has no stored revision yet") from None
-    return raw, headers, f"{repo_id}@{revision.sha}"
+    return _Loaded(
+        raw,
+        {p: h for p, h in headers.items() if not is_gguf(p)},
+        ggufs,
+        {p: h for p, h in headers.items() if is_gguf(p)},
+        f"{repo_id}@{revision.sha}",
+    )
+
+
+def _gguf_only(source: str, models: dict[str, Any], kv_cache: str, as_json: bool) -> None:
+    """A revision with GGUF files and no config.json: the per-quantization table alone."""
+    if as_json:
+        print_json({"source": source, "family": "gguf", "kv_cache": kv_cache, "gguf": models})
+    else:
+        out.print(f"[bold]{shown(source)}[/]  GGUF, no config.json")
+        render_gguf(models, kv_cache)
+    if not any(m.get("ok") for m in models.values()):
+        raise typer.Exit(EXIT_ERROR)
 
 
 def _memory(m: Memory) -> dict[str, Any]:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from hubwatch.diff.gguf_estimate import gguf_changes
 from hubwatch.diff.view import RevisionView
 from hubwatch.models import Change, Estimate, Severity
 
 CONFIG = "config.json"
+GGUF_FAMILY = "gguf"
+"""`Estimate.family` of an estimate from GGUF headers alone (`estimator.gguf.FAMILY`)."""
 
 
 def _gb(n: float) -> str:
@@ -33,13 +36,18 @@ def estimate_changes(old: Estimate | None, new: Estimate | None) -> list[Change]
             else f"the config can be estimated again ({new.params.get('total', 0):,} parameters)"
         )
         return [Change("estimate.parameters", Severity.INFO, summary, CONFIG, old.error, new.error)]
-    if not new.ok:
-        return []
+    gguf = gguf_changes(old.gguf, new.gguf)
+    if not new.ok or GGUF_FAMILY in (old.family, new.family):
+        # NOTE: an estimate from GGUF headers alone repeats one quantization's figures (the
+        # per-quantization changes say them, once per file), and has no bf16 serving or batch
+        # figures to set against a config's: a config added or removed is the files differ's.
+        return gguf
     return [
         *_parameters(old, new),
         *_serving_memory(old, new),
         *_kv_bytes(old, new),
         *_max_batch(old, new),
+        *gguf,
     ]
 
 

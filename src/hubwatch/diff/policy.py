@@ -116,6 +116,10 @@ MEMORY_GREW = Condition(
     "serving memory moved by 10% or more",
     lambda change: _relative(change.before, change.after) >= 0.1,
 )
+WEIGHTS_GREW = Condition(
+    "weights memory moved by 10% or more",
+    lambda change: _relative(change.before, change.after) >= 0.1,
+)
 BATCH_LOST = Condition(
     "a card that fitted no longer does",
     lambda change: any(
@@ -308,6 +312,13 @@ RULES: tuple[Rule, ...] = (
     _row("estimate.kv_bytes_per_token", ANY, BEHAVIOR, "long contexts cost other memory"),
     _row("estimate.max_batch", BATCH_LOST, BEHAVIOR, "a card can no longer serve it"),
     _row("estimate.max_batch", ANY, INFO, "batch sizes moved"),
+    _row("estimate.gguf_parameters", PARAMS_GREW, BEHAVIOR, "a quantization's model changed size"),
+    _row("estimate.gguf_parameters", ANY, INFO, "a rounding-size change"),
+    _row("estimate.gguf_weights", WEIGHTS_GREW, BEHAVIOR, "a quantization file may no longer fit"),
+    _row("estimate.gguf_weights", ANY, INFO, "a re-quantization of a few tensors"),
+    _row("estimate.gguf_kv_cache", ANY, BEHAVIOR, "long contexts cost other memory"),
+    _row("estimate.gguf_fit", BATCH_LOST, BEHAVIOR, "a card can no longer run it"),
+    _row("estimate.gguf_fit", ANY, INFO, "sequences per card moved"),
     # files with no specific differ, and the rest
     _row("json.changed", ANY, INFO, "a JSON file no differ reads"),
     _row("text.changed", ANY, INFO, "a text file no differ reads"),

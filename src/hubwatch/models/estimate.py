@@ -12,7 +12,8 @@ TRAIN_SEQ_LEN = 2048
 
 @dataclass(frozen=True, slots=True)
 class Estimate:
-    """What a config implies, or why it cannot be estimated. JSON-able as stored."""
+    """What a config (or, without one, the GGUF headers) implies, or why it cannot be estimated.
+    JSON-able as stored."""
 
     ok: bool
     error: str | None = None
@@ -32,6 +33,10 @@ class Estimate:
     max_batch: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     """workload -> GPU -> {cards, max_batch, split}."""
     reconciliation: dict[str, Any] | None = None
+    gguf: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """GGUF model name -> its estimate (`estimator.gguf.estimate_model`): quantization, exact
+    parameters, weights at their real bits per weight, KV cache, cards that fit. Empty without
+    GGUF files (and in estimates stored before GGUF was read)."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

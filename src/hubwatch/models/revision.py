@@ -87,7 +87,8 @@ class Snapshot:
     """Model card front matter keys (license, base_model, gated, pipeline_tag, library_name)."""
     card_error: str | None = None
     estimate: Estimate | None = None
-    """The estimator's result for this revision's config.json; None without a config."""
+    """The estimator's result for this revision's config.json and GGUF headers; None without
+    either."""
     changes: tuple[Change, ...] = ()
     """What changed against `base`, stored with the revision."""
     base: CommitSha | None = None

@@ -1,51 +1,80 @@
-"""Estimating a snapshot from its own config.json and safetensors headers, before it is stored."""
+"""Estimating a snapshot from its own config.json, safetensors and GGUF headers, before storing."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from hubwatch.caching import BoundedCache
 from hubwatch.estimator import estimate_json
+from hubwatch.estimator.gguf import estimate_headers, with_gguf
 from hubwatch.models import ContentSha, Estimate, ReadResult, ReadStatus, Snapshot
+from hubwatch.models.gguf import is_gguf
 
 CONFIG = "config.json"
 
 
 def with_estimate(snapshot: Snapshot, load: Callable[[ContentSha], bytes]) -> Snapshot:
-    """`snapshot` with its estimate set; None when the revision has no root config.json."""
+    """`snapshot` with its estimate set: from its root config.json, with one estimate per GGUF
+    model added; from the GGUF headers alone without a config; None with neither."""
     config = snapshot.contents.get(CONFIG)
-    if config is None:
+    ggufs = tuple(entry.path for entry in snapshot.files if is_gguf(entry.path))
+    if config is None and not ggufs:
         return snapshot
-    raw = _bytes(config, load)
-    if raw is None:
-        reason = config.error or f"config.json was not read ({config.status.value})"
-        result = Estimate(ok=False, error=f"cannot estimate: {reason}")
-        return dataclasses.replace(snapshot, estimate=result)
     headers = {
         path: data
         for path, read in snapshot.headers.items()
         if read.status is ReadStatus.STORED and (data := _bytes(read, load)) is not None
     }
-    return dataclasses.replace(snapshot, estimate=_estimated(raw, headers))
+    safetensors = {path: data for path, data in headers.items() if not is_gguf(path)}
+    found: Estimate | None = None
+    if config is not None:
+        raw = _bytes(config, load)
+        if raw is None:
+            reason = config.error or f"config.json was not read ({config.status.value})"
+            found = Estimate(ok=False, error=f"cannot estimate: {reason}")
+        else:
+            found = _estimated(raw, safetensors)
+    if ggufs:
+        gguf_headers = {path: data for path, data in headers.items() if is_gguf(path)}
+        found = with_gguf(found, _gguf_estimated(ggufs, gguf_headers))
+    return dataclasses.replace(snapshot, estimate=found)
 
 
 _ESTIMATES: BoundedCache[Estimate] = BoundedCache(32)
 """Estimates by the sha256 of their inputs: most revisions of a history (a card edit, a new
 file) keep config.json and the headers of the one before, and so its estimate."""
+_GGUF: BoundedCache[dict[str, dict[str, Any]]] = BoundedCache(32)
+"""GGUF estimates by the sha256 of the GGUF paths and headers, likewise."""
+
+
+def _digest(first: bytes, headers: Mapping[str, bytes]) -> str:
+    digest = hashlib.sha256(first)
+    for path in sorted(headers):
+        digest.update(b"\0" + path.encode() + b"\0" + hashlib.sha256(headers[path]).digest())
+    return digest.hexdigest()
 
 
 def _estimated(raw: bytes, headers: dict[str, bytes]) -> Estimate:
     """`estimate_json(raw, headers)`, computed once per distinct config and headers."""
-    digest = hashlib.sha256(raw)
-    for path in sorted(headers):
-        digest.update(b"\0" + path.encode() + b"\0" + hashlib.sha256(headers[path]).digest())
-    key = digest.hexdigest()
+    key = _digest(raw, headers)
     found = _ESTIMATES.get(key)
     if found is None:
         found = estimate_json(raw, headers)
         _ESTIMATES.put(key, found)
+    return found
+
+
+def _gguf_estimated(paths: tuple[str, ...], headers: dict[str, bytes]) -> dict[str, dict[str, Any]]:
+    """`estimate_headers(paths, headers)`, once per distinct set of GGUF files and headers."""
+    # NOTE: the paths are part of the key: a split part without a header changes the result.
+    key = _digest("\0".join(paths).encode(), headers)
+    found = _GGUF.get(key)
+    if found is None:
+        found = estimate_headers(paths, headers)
+        _GGUF.put(key, found)
     return found
 
 

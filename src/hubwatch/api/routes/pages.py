@@ -29,6 +29,10 @@ def _gb(value: Any) -> str:
     return f"{value / 1e9:,.2f} GB" if isinstance(value, int | float) else "?"
 
 
+def _gib(value: Any) -> str:
+    return f"{value / 2**30:,.2f} GiB" if isinstance(value, int | float) else "?"
+
+
 def _batch(fit: Any) -> str:
     if not isinstance(fit, dict) or not isinstance(fit.get("max_batch"), int):
         return ""
@@ -39,7 +43,7 @@ def _batch(fit: Any) -> str:
     return shown + (" ×2" if fit.get("cards") == 2 else "")
 
 
-_env.globals.update(when=to_minute, gb=_gb, batch=_batch, advisory_url=advisory_url)
+_env.globals.update(when=to_minute, gb=_gb, gib=_gib, batch=_batch, advisory_url=advisory_url)
 _env.filters["redact_url"] = redact_url
 
 

@@ -126,8 +126,10 @@ def get_estimate(
     store: StoreDep,
     settings: Annotated[TrainingQuery, Query()],
 ) -> dict[str, Any] | None:
-    """The estimator's result for the revision's config.json; null without one. Training
-    settings in the query re-estimate its training memory and batches under them."""
+    """The estimator's result for the revision's config.json, with one estimate per GGUF model
+    (`gguf`: quantization, parameters, bits per weight, weights, KV cache, cards that fit); the
+    GGUF estimate alone without a config; null with neither. Training settings in the query
+    re-estimate the config's training memory and batches under them."""
     repo_id = repo_path(org, name)
     sha = store.revision(repo_id, rev).sha
     stored = estimate_public(store.estimate(repo_id, sha))
