@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hubwatch.diff.gguf_estimate import gguf_changes
+from hubwatch.diff.gguf_estimate import gguf_changes, relative
 from hubwatch.diff.view import RevisionView
 from hubwatch.models import Change, Estimate, Severity
 
@@ -15,10 +15,6 @@ GGUF_FAMILY = "gguf"
 
 def _gb(n: float) -> str:
     return f"{n / 1e9:.2f} GB"
-
-
-def _relative(before: float, after: float) -> float:
-    return abs(after - before) / before if before else float("inf")
 
 
 def estimate_changes(old: Estimate | None, new: Estimate | None) -> list[Change]:
@@ -58,7 +54,7 @@ def _parameters(old: Estimate, new: Estimate) -> list[Change]:
     return [
         Change(
             "estimate.parameters",
-            Severity.BEHAVIOR if _relative(before, after) >= 0.01 else Severity.INFO,
+            Severity.BEHAVIOR if relative(before, after) >= 0.01 else Severity.INFO,
             f"parameters {before:,} -> {after:,} ({after - before:+,})",
             CONFIG,
             {"total": before, "active": old.params.get("active")},
@@ -75,7 +71,7 @@ def _serving_memory(old: Estimate, new: Estimate) -> list[Change]:
     return [
         Change(
             "estimate.serving_memory",
-            Severity.BEHAVIOR if _relative(sb, sa) >= 0.1 else Severity.INFO,
+            Severity.BEHAVIOR if relative(sb, sa) >= 0.1 else Severity.INFO,
             f"serving memory {_gb(sb)} -> {_gb(sa)} (bf16 weights + KV cache, batch 1, "
             f"{old.context:,} -> {new.context:,} tokens of context)",
             CONFIG,

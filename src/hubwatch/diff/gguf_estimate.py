@@ -14,7 +14,8 @@ def _gib(n: float) -> str:
     return f"{n / GiB:.2f} GiB"
 
 
-def _relative(before: float, after: float) -> float:
+def relative(before: float, after: float) -> float:
+    """How far `after` moved from `before`, as a fraction of `before` (infinite from zero)."""
     return abs(after - before) / before if before else float("inf")
 
 
@@ -52,7 +53,7 @@ def _parameters(name: str, label: str, old: Side, new: Side) -> list[Change]:
     return [
         Change(
             "estimate.gguf_parameters",
-            Severity.BEHAVIOR if _relative(b, a) >= 0.01 else Severity.INFO,
+            Severity.BEHAVIOR if relative(b, a) >= 0.01 else Severity.INFO,
             f"{label}: parameters {b:,} -> {a:,} ({a - b:+,})",
             name,
             {"total": b, "active": was.get("active")},
@@ -70,7 +71,7 @@ def _weights(name: str, label: str, old: Side, new: Side) -> list[Change]:
     return [
         Change(
             "estimate.gguf_weights",
-            Severity.BEHAVIOR if _relative(b, a) >= 0.1 else Severity.INFO,
+            Severity.BEHAVIOR if relative(b, a) >= 0.1 else Severity.INFO,
             f"{label}: weights memory {verb} by {_gib(abs(a - b))}, {_gib(b)} -> {_gib(a)} "
             f"({was.get('bits_per_weight')} -> {now.get('bits_per_weight')} bits per weight)",
             name,
