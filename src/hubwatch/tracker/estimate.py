@@ -9,6 +9,7 @@ from collections.abc import Callable
 from hubwatch.caching import BoundedCache
 from hubwatch.estimator import estimate_json
 from hubwatch.models import ContentSha, Estimate, ReadResult, ReadStatus, Snapshot
+from hubwatch.models.gguf import is_gguf
 
 CONFIG = "config.json"
 
@@ -26,7 +27,9 @@ def with_estimate(snapshot: Snapshot, load: Callable[[ContentSha], bytes]) -> Sn
     headers = {
         path: data
         for path, read in snapshot.headers.items()
-        if read.status is ReadStatus.STORED and (data := _bytes(read, load)) is not None
+        if read.status is ReadStatus.STORED
+        and not is_gguf(path)  # a quantization beside the weights: not config.json's checkpoint
+        and (data := _bytes(read, load)) is not None
     }
     return dataclasses.replace(snapshot, estimate=_estimated(raw, headers))
 
