@@ -12,6 +12,7 @@ fastest-varying dimension first, as the parsed header reports them.
 from __future__ import annotations
 
 import math
+import struct
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -106,7 +107,7 @@ def _write(
     arch: str, metadata: Mapping[str, Any], tensors: Sequence[TensorSpec], name: str, split: int
 ) -> dict[str, bytes]:
     with tempfile.TemporaryDirectory() as tmp:
-        writer = GGUFWriter(Path(tmp) / name, arch, split_max_tensors=split)
+        writer = GGUFWriter(Path(tmp) / Path(name).name, arch, split_max_tensors=split)
         for key, value in metadata.items():
             vtype, sub = _value_type(key, value)
             writer.add_key_value(key, value, vtype, sub)
@@ -421,3 +422,52 @@ def model_gguf(
 def llama3_gguf(**kw: Any) -> bytes:
     """`model_gguf("llama", **kw)`: a llama-3 Q4_K_M-like file."""
     return model_gguf("llama", **kw)
+
+
+# -- raw bytes, for headers GGUFWriter refuses to write (lies, unknown types, big-endian) ---------
+
+
+def raw_string(text: str | bytes, length: int | None = None) -> bytes:
+    """A GGUF string: u64 length (`length` to lie about it), then the bytes."""
+    data = text.encode() if isinstance(text, str) else text
+    return struct.pack("<Q", len(data) if length is None else length) + data
+
+
+def raw_kv(key: str | bytes, vtype: int, value: bytes) -> bytes:
+    """One key-value pair: the key, the value type's code, then `value` already packed."""
+    return raw_string(key) + struct.pack("<I", vtype) + value
+
+
+def raw_array(item_type: int, items: bytes, count: int) -> bytes:
+    """An array value (after its ARRAY type code): element type, `count`, packed `items`."""
+    return struct.pack("<IQ", item_type, count) + items
+
+
+def raw_tensor(name: str, shape: Sequence[int], ggml_type: int, offset: int) -> bytes:
+    """One tensor info: name, dimension count, dimensions (GGUF order), type code, offset."""
+    dims = struct.pack(f"<I{len(shape)}Q", len(shape), *shape)
+    return raw_string(name) + dims + struct.pack("<IQ", ggml_type, offset)
+
+
+def raw_gguf(
+    kvs: Sequence[bytes] = (),
+    tensors: Sequence[bytes] = (),
+    *,
+    n_kv: int | None = None,
+    n_tensors: int | None = None,
+    version: int = 3,
+    magic: bytes = b"GGUF",
+    data: bytes = b"",
+    big_endian: bool = False,
+) -> bytes:
+    """A GGUF file from raw parts; the counts default to the parts' and may lie. The header is
+    padded to 32 bytes and followed by `data`."""
+    order = ">" if big_endian else "<"
+    head = magic + struct.pack(
+        f"{order}IQQ",
+        version,
+        n_tensors if n_tensors is not None else len(tensors),
+        n_kv if n_kv is not None else len(kvs),
+    )
+    header = head + b"".join(kvs) + b"".join(tensors)
+    return header + bytes(-len(header) % 32) + data

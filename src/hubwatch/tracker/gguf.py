@@ -60,15 +60,15 @@ def _read(
         try:
             return parse_header(b"".join(parts))
         except NeedMore as more:
-            if len(chunk) < want:  # the file ended (or the source gave up) before the header
-                raise UnsafeContent(
-                    f"header truncated: the file ends at byte {have}, "
-                    f"the header needs at least {more.at_least}"
-                ) from None
             if more.at_least > max_bytes:
                 raise ContentTooLarge(
                     f"{entry.path}: header needs at least {more.at_least} bytes, "
                     f"over the cap of {max_bytes}"
+                ) from None
+            if len(chunk) < want:  # the file ended (or the source gave up) before the header
+                raise UnsafeContent(
+                    f"header truncated: the file ends at byte {have}, "
+                    f"the header needs at least {more.at_least}"
                 ) from None
             if more.at_least > entry.size:
                 raise UnsafeContent(
