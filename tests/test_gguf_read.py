@@ -14,12 +14,14 @@ from gguf import GGMLQuantizationType as Q
 from gguf import GGUFValueType as V
 
 from hubwatch.diff.view import RevisionView
+from hubwatch.estimator import estimate_json
 from hubwatch.models import ReadStatus, RepoRef, SourceKind, StoredFile
+from hubwatch.parsing.gguf import parse_header
 from hubwatch.sources.git import GitSource
 from hubwatch.sources.hub import HubSource
 from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.sql import SqlStore
-from hubwatch.tracker.gguf import CHUNK
+from hubwatch.tracker.gguf import CHUNK, header_bytes, to_header
 from hubwatch.tracker.poll import Tracker
 from hubwatch.tracker.snapshot import Limits
 from tests.support.gguf_files import (
@@ -238,3 +240,10 @@ def test_a_gguf_kept_in_plain_git_is_range_read_and_an_lfs_pointer_is_unavailabl
     unread = _files(store, "mirror/pointer", psha)["M-Q4_K_M.gguf"]
     assert unread.header_status is ReadStatus.UNAVAILABLE
     assert "LFS" in (unread.header_error or "")
+
+
+def test_a_gguf_header_is_not_counted_as_the_configs_checkpoint() -> None:
+    config = (Path(__file__).parent / "data" / "configs" / "Qwen__Qwen3-0.6B.json").read_bytes()
+    header = header_bytes(to_header(parse_header(model_gguf("qwen3"))))
+    with_gguf = estimate_json(config, {"Qwen3-0.6B-Q4_K_M.gguf": header})
+    assert with_gguf.ok and with_gguf == estimate_json(config)
