@@ -19,6 +19,9 @@ HEAVY = (
     "hubwatch.runtime",
     "hubwatch.api",
     "hubwatch.pins",  # its scanners (YAML, TOML, shell) load only for `pins` commands
+    "gguf",  # llama.cpp's package (and numpy under it): only GGUF header reads need it
+    "numpy",
+    "hubwatch.parsing.gguf",
 )
 
 # Runs the console entry point, then reports what was imported and the collector's state.

@@ -21,9 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import sqlalchemy
+from gguf import GGUFValueType
 
 from hubwatch.models import Change, CommitSha
 from hubwatch.store.base import Store
+from tests.support.gguf_files import llama3_gguf, raw_gguf, raw_kv, raw_string
 from tests.support.gitrepo import CommitSpec, git, make_repo, safetensors_bytes
 
 MARKER = "pwned"
@@ -631,6 +633,29 @@ CASES: list[HostileCase] = [
         _file("model.safetensors", _header_file(_tensor_header("[NaN, 4]"))),
         "NaN",
         f"header `invalid`: NaN or Infinity is not JSON; {PARTIAL}",
+    ),
+    # GGUF files committed to git without LFS: read from the mirror by range (tracker/gguf.py)
+    HostileCase(
+        "gguf_tensor_count_2_40",
+        _file("model-Q4_K_M.gguf", raw_gguf(n_tensors=1 << 40)),
+        "tensors (at most",
+        f"header `invalid`: header claims 1099511627776 tensors (at most 200000); {PARTIAL}",
+    ),
+    HostileCase(
+        "gguf_string_length_2_63",
+        _file(
+            "model-Q4_K_M.gguf",
+            raw_gguf([raw_kv("general.name", GGUFValueType.STRING, raw_string("x", 1 << 63))]),
+        ),
+        "claims 9223372036854775808 bytes",
+        "header `invalid`: 'general.name' claims 9223372036854775808 bytes (at most 16777216 per "
+        f"string); {PARTIAL}",
+    ),
+    HostileCase(
+        "gguf_header_truncated",
+        _file("model-Q4_K_M.gguf", llama3_gguf()[:5000]),
+        "header truncated",
+        f"header `invalid`: header truncated: the file ends at byte 5000, …; {PARTIAL}",
     ),
     HostileCase(
         "config_is_an_array", _file("config.json", b"[1, 2, 3]"), None, "stored; no estimate"

@@ -86,6 +86,8 @@ class RequestRecord:
     fault: FaultKind | None = None
     agent: str | None = None
     """The User-Agent header sent."""
+    sent: int = 0
+    """Response body bytes sent (as `HubStats.bytes_sent` counts them): a range's length."""
 
 
 @dataclass
@@ -340,6 +342,7 @@ class HubSimulator:
             ident = token if request.authorized else handler.client_address[0]
             reply = self._respond(request, target, fault, ident)
         truncate = fault is not None and fault.kind == "truncate"
+        sent = reply.wire_length(request.method, truncate=truncate) if reply else 0
         # Count and log before writing: a client may look at them as soon as it has its answer.
         record = RequestRecord(
             request.method,
@@ -350,8 +353,8 @@ class HubSimulator:
             "Authorization" in handler.headers,
             fault.kind if fault else None,
             handler.headers.get("User-Agent"),
+            sent,
         )
-        sent = reply.wire_length(request.method, truncate=truncate) if reply else 0
         with self._lock:
             self.requests.append(record)
             self.stats.bytes_sent += sent

@@ -13,6 +13,7 @@ from hubwatch.estimator.reconcile import headers_only, reconcile
 from hubwatch.estimator.sizing import size
 from hubwatch.estimator.training import Run
 from hubwatch.models.estimate import Estimate
+from hubwatch.models.gguf import FORMAT as GGUF_FORMAT
 from hubwatch.parsing.json import loads_bounded
 
 
@@ -32,7 +33,9 @@ def estimate_json(raw: bytes | str, headers: Mapping[str, bytes] | None = None) 
             header = loads_bounded(data)
         except UnsafeContent:
             continue
-        if isinstance(header, dict):
+        # NOTE: a GGUF header (`models.gguf`) is no safetensors header: its tensors are not
+        # this config's checkpoint (a quantization beside the weights, counted on its own).
+        if isinstance(header, dict) and header.get("format") != GGUF_FORMAT:
             parsed[path] = header
     return estimate(config, parsed or None)
 

@@ -82,7 +82,7 @@ class Snapshot:
     contents: dict[str, ReadResult] = field(default_factory=dict)
     """Content of the files that matter, by path."""
     headers: dict[str, ReadResult] = field(default_factory=dict)
-    """safetensors headers, by path of the weight file."""
+    """safetensors and GGUF headers, by path of the weight file (GGUF: `models.gguf`'s JSON)."""
     card: dict[str, object] | None = None
     """Model card front matter keys (license, base_model, gated, pipeline_tag, library_name)."""
     card_error: str | None = None

@@ -26,7 +26,9 @@ def with_estimate(snapshot: Snapshot, load: Callable[[ContentSha], bytes]) -> Sn
     headers = {
         path: data
         for path, read in snapshot.headers.items()
-        if read.status is ReadStatus.STORED and (data := _bytes(read, load)) is not None
+        if read.status is ReadStatus.STORED
+        and not is_gguf(path)  # a quantization beside the weights: not config.json's checkpoint
+        and (data := _bytes(read, load)) is not None
     }
     safetensors = {path: data for path, data in headers.items() if not is_gguf(path)}
     found: Estimate | None = None

@@ -1,4 +1,5 @@
-"""Taking a snapshot of one revision: file list, the contents that matter, safetensors headers."""
+"""Taking a snapshot of one revision: file list, the contents that matter, safetensors and GGUF
+headers."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ from dataclasses import dataclass, replace
 from hubwatch.diff.shards import index_map
 from hubwatch.errors import ContentTooLarge, ContentUnavailable, SourceError, UnsafeContent
 from hubwatch.models import CommitInfo, FileEntry, ReadResult, ReadStatus, RepoRef, Snapshot
+from hubwatch.models.gguf import is_gguf
 from hubwatch.models.revision import MISSING_OBJECT
 from hubwatch.parsing.json import loads_bounded
 from hubwatch.sources.base import RevisionSource
 from hubwatch.store.known import KnownContent
 from hubwatch.tracker.card import parse_front_matter
+from hubwatch.tracker.gguf import read_gguf_header
 from hubwatch.tracker.safetensors import read_header
 from hubwatch.tracker.select import (
     MAX_SMALL_FILES,
@@ -32,6 +35,7 @@ class Limits:
 
     max_file_bytes: int = 32 * 1024 * 1024
     max_header_bytes: int = 100 * 1024 * 1024
+    """safetensors and GGUF headers needing more bytes are recorded as over the cap."""
 
 
 def take_snapshot(
@@ -72,11 +76,12 @@ def take_snapshot(
             source, repo, commit, entry, limits.max_file_bytes
         )
 
-    weights = [entry for entry in readable if is_safetensors(entry.path)]
+    weights = [entry for entry in readable if is_safetensors(entry.path) or is_gguf(entry.path)]
     read_before = known.headers(entry.lfs_sha256 or entry.blob_id for entry in weights)
     headers: dict[str, ReadResult] = {}
     for entry in weights:
-        headers[entry.path] = read_before.get(entry.lfs_sha256 or entry.blob_id) or read_header(
+        read = read_gguf_header if is_gguf(entry.path) else read_header
+        headers[entry.path] = read_before.get(entry.lfs_sha256 or entry.blob_id) or read(
             source, repo, commit.sha, entry, limits.max_header_bytes
         )
     for index_path, missing in _missing_shards(contents, by_path, known.blob).items():

@@ -1,0 +1,95 @@
+"""Reading GGUF headers with range reads grown only as far as the header needs, never the data."""
+
+from __future__ import annotations
+
+import json
+
+from hubwatch.errors import ContentTooLarge, ContentUnavailable, SourceError, UnsafeContent
+from hubwatch.models import CommitSha, FileEntry, ReadResult, ReadStatus, RepoRef
+from hubwatch.models.gguf import GGUFHeader, GGUFTensor
+from hubwatch.parsing.gguf import NeedMore, ParsedHeader, parse_header
+from hubwatch.sources.base import RevisionSource
+
+CHUNK = 64 * 1024
+"""The first read, and the least of each further one: most headers end within it (a 150k-token
+vocabulary takes a few MB, read in steps the parser's lower bounds allow)."""
+
+
+def read_gguf_header(
+    source: RevisionSource, repo: RepoRef, sha: CommitSha, entry: FileEntry, max_bytes: int
+) -> ReadResult:
+    """Read and check the header of one `.gguf` file; never raises SourceError.
+
+    Each read starts where the last one stopped and asks for what the parser says the header
+    still needs at least (never less than CHUNK), so it ends at most CHUNK bytes past the
+    header and none starts in the tensor data. The data stored is the compact JSON of
+    `models.gguf.GGUFHeader.to_json()`; a header that lies is INVALID with nothing stored.
+    """
+    try:
+        parsed = _read(source, repo, sha, entry, max_bytes)
+    except ContentUnavailable as exc:
+        return ReadResult(ReadStatus.UNAVAILABLE, error=str(exc))
+    except ContentTooLarge as exc:
+        return ReadResult(ReadStatus.OVER_CAP, error=str(exc))
+    except UnsafeContent as exc:
+        return ReadResult(ReadStatus.INVALID, error=f"{entry.path}: {exc}")
+    except SourceError as exc:
+        if not exc.per_file:
+            raise  # worth retrying the whole revision rather than recording a hole
+        return ReadResult(ReadStatus.ERROR, error=f"{entry.path}: {exc}")
+    header = to_header(parsed)
+    end = max((parsed.data_offset + t.offset + t.nbytes for t in header.tensors), default=0)
+    if end > entry.size:
+        return ReadResult(
+            ReadStatus.INVALID,
+            error=f"{entry.path}: tensor data would end at byte {end}, the file has {entry.size}",
+        )
+    return ReadResult(ReadStatus.STORED, data=header_bytes(header))
+
+
+def _read(
+    source: RevisionSource, repo: RepoRef, sha: CommitSha, entry: FileEntry, max_bytes: int
+) -> ParsedHeader:
+    """The parsed header; UnsafeContent for a lie, ContentTooLarge past `max_bytes`."""
+    parts: list[bytes] = []
+    have, want = 0, min(CHUNK, max_bytes)
+    while True:
+        chunk = source.read_range(repo, sha, entry.path, have, want)
+        parts.append(chunk)
+        have += len(chunk)
+        try:
+            return parse_header(b"".join(parts))
+        except NeedMore as more:
+            if more.at_least > max_bytes:
+                raise ContentTooLarge(
+                    f"{entry.path}: header needs at least {more.at_least} bytes, "
+                    f"over the cap of {max_bytes}"
+                ) from None
+            if len(chunk) < want:  # the file ended (or the source gave up) before the header
+                raise UnsafeContent(
+                    f"header truncated: the file ends at byte {have}, "
+                    f"the header needs at least {more.at_least}"
+                ) from None
+            if more.at_least > entry.size:
+                raise UnsafeContent(
+                    f"header needs at least {more.at_least} bytes, the file has {entry.size}"
+                ) from None
+            want = min(max(CHUNK, more.at_least - have), max_bytes - have)
+
+
+def to_header(parsed: ParsedHeader) -> GGUFHeader:
+    """The stored form (`models.gguf`) of a parsed header."""
+    return GGUFHeader(
+        parsed.version,
+        parsed.alignment,
+        parsed.data_offset,
+        parsed.metadata,
+        tuple(GGUFTensor(*info) for info in parsed.tensors),
+    )
+
+
+def header_bytes(header: GGUFHeader) -> bytes:
+    """Compact JSON of the stored form: identical headers give identical bytes."""
+    return json.dumps(
+        header.to_json(), ensure_ascii=False, allow_nan=False, separators=(",", ":")
+    ).encode("utf-8")
