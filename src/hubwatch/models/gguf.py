@@ -147,7 +147,6 @@ class GGUFHeader(_ArchitectureKeys):
             return None
 
 
-
 @dataclass(frozen=True, slots=True)
 class GGUFModel(_ArchitectureKeys):
     """One model as a user loads it: a single `.gguf` file, or every part of a split one."""
@@ -165,7 +164,6 @@ class GGUFModel(_ArchitectureKeys):
     """Every part's tensors, in part order."""
     missing: tuple[str, ...] = ()
     """Parts whose header is unread (not stored, over a cap) or absent from the tree."""
-
 
     @property
     def nbytes(self) -> int:
