@@ -27,9 +27,9 @@ def with_estimate(snapshot: Snapshot, load: Callable[[ContentSha], bytes]) -> Sn
         path: data
         for path, read in snapshot.headers.items()
         if read.status is ReadStatus.STORED
-        and not is_gguf(path)  # a quantization beside the weights: not config.json's checkpoint
         and (data := _bytes(read, load)) is not None
     }
+    # a quantization beside the weights is not config.json's checkpoint
     safetensors = {path: data for path, data in headers.items() if not is_gguf(path)}
     found: Estimate | None = None
     if config is not None:
