@@ -242,3 +242,47 @@ def test_stale_and_derivatives_stale_take_the_worst_missed_severity() -> None:
     )
     on_base = derivatives_stale_change("org/base", sha(3), [lineage])
     assert (on_base.severity, on_base.after) == (Severity.BEHAVIOR, ["org/q"])
+
+
+_VALUE = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=6) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=30,
+)
+_GGUF_KEYS = st.sampled_from(
+    [
+        "tokenizer.ggml.tokens",
+        "tokenizer.ggml.eos_token_id",
+        "tokenizer.ggml.bos_token_id",
+        "tokenizer.ggml.padding_token_id",
+        "tokenizer.ggml.eot_token_id",
+        "tokenizer.chat_template",
+        "tokenizer.chat_template.tool_use",
+        "general.architecture",
+    ]
+)
+
+
+@given(st.dictionaries(_GGUF_KEYS, _VALUE))
+def test_any_gguf_metadata_fingerprints_without_raising(metadata: dict[str, Any]) -> None:
+    found = fingerprint(gguf_view(metadata)).values
+    assert set(found) <= {"chat_template", "special_tokens", "tokenizer", "generation"}
+
+
+@given(
+    st.fixed_dictionaries(
+        {
+            "tokenizer.json": st.fixed_dictionaries(
+                {"model": st.fixed_dictionaries({"vocab": _VALUE}), "added_tokens": _VALUE}
+            ),
+            "tokenizer_config.json": st.fixed_dictionaries(
+                {"eos_token": _VALUE, "added_tokens_decoder": _VALUE, "chat_template": _VALUE}
+            ),
+            "generation_config.json": st.fixed_dictionaries({"eos_token_id": _VALUE}),
+            "special_tokens_map.json": _VALUE,
+        }
+    )
+)
+def test_any_tokenizer_files_fingerprint_without_raising(files: dict[str, Any]) -> None:
+    found = fingerprint(view(files)).values
+    assert set(found) <= {"chat_template", "special_tokens", "tokenizer", "generation"}

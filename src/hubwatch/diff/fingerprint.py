@@ -172,7 +172,8 @@ def _id_tokens(view: RevisionView) -> dict[int, str] | None:
         for token, i in vocab_table(model.get("vocab") if isinstance(model, dict) else None).items()
         if _id(i) is not None
     }
-    for added in data.get("added_tokens") or []:
+    added_tokens = data.get("added_tokens")
+    for added in added_tokens if isinstance(added_tokens, list) else []:
         if isinstance(added, dict) and _id(added.get("id")) is not None:
             ids[added["id"]] = str(added.get("content"))
     _ID_TOKENS.put(key, ids)

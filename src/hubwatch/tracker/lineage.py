@@ -22,7 +22,7 @@ from hubwatch.diff.lineage import (
 )
 from hubwatch.diff.policy import apply_policy
 from hubwatch.diff.view import RevisionView
-from hubwatch.errors import NotTracked
+from hubwatch.errors import NotTracked, UnknownRevision
 from hubwatch.models import Change, CommitSha, Snapshot
 from hubwatch.models.lineage import Lineage, LineageStatus
 from hubwatch.store.base import Store
@@ -128,7 +128,10 @@ class LineageJudge:
         for previous in store.derivatives_of(new.repo_id):
             if previous.repo_id == new.repo_id:
                 continue
-            mine = self._print(store, previous.repo_id, previous.sha)
+            try:
+                mine = self._print(store, previous.repo_id, previous.sha)
+            except (NotTracked, UnknownRevision):  # untracked meanwhile: nothing to judge
+                continue
             record = self._assessed(store, previous, mine, new)
             if _same(record, previous):
                 continue
