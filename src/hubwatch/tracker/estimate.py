@@ -26,8 +26,7 @@ def with_estimate(snapshot: Snapshot, load: Callable[[ContentSha], bytes]) -> Sn
     headers = {
         path: data
         for path, read in snapshot.headers.items()
-        if read.status is ReadStatus.STORED
-        and (data := _bytes(read, load)) is not None
+        if read.status is ReadStatus.STORED and (data := _bytes(read, load)) is not None
     }
     # a quantization beside the weights is not config.json's checkpoint
     safetensors = {path: data for path, data in headers.items() if not is_gguf(path)}
