@@ -30,7 +30,7 @@ from hubwatch.tracker.lineage import LineageJudge, LineageResult
 from hubwatch.tracker.poll import Tracker
 from tests.support.gitrepo import CommitSpec, add_commits, make_repo
 from tests.support.hubsim import HubSimulator
-from tests.support.lineage import OTHER_TEMPLATE, as_bytes, card, model_files
+from tests.support.lineage import NEW_TEMPLATE, OTHER_TEMPLATE, as_bytes, card, model_files
 from tests.support.receiver import WebhookReceiver
 
 BASE = "org/base"
@@ -282,3 +282,40 @@ def test_a_failing_lineage_step_is_recorded_and_the_revision_stored(
     assert result.new == [head] and result.error is None
     failed = [c for c in store.revision_changes("org/ft", head).changes if c.kind == "diff.failed"]
     assert [c.summary for c in failed] == ["The lineage step failed: RuntimeError: boom"]
+
+
+def test_lineage_stale_is_said_only_when_the_derivatives_lineage_changes(
+    store: SqlStore, hub: HubSimulator, tmp_path: Path
+) -> None:
+    """The base fixes its template, then its eos. The derivative: built before both (stale), a
+    card edit (nothing new), a re-upload with the template fix only (another base revision:
+    stale again, one fix still missed), another card edit (nothing new)."""
+    first, second, _ = base_commits()
+    template_only = commit(model_files(fixed=False, template=NEW_TEMPLATE), "Fix the template")
+    both = commit(model_files(fixed=True), "Fix eos")
+    base = make_repo(tmp_path / "base", [first, second, template_only, both])
+    hub.add_repo(BASE, tmp_path / "base")
+    partial = {**derivative(template=NEW_TEMPLATE), "README.md": card(BASE, "finetune", "v2")}
+    shas = serve_shas(
+        hub,
+        tmp_path,
+        "org/ft",
+        [
+            commit(derivative(), "Fine-tune"),
+            commit({"README.md": card(BASE, "finetune", "Better prose.")}, "Card"),
+            commit(partial, "Re-upload with the template fix"),
+            commit({"README.md": card(BASE, "finetune", "Even better.")}, "Card"),
+        ],
+    )
+    t = tracker(store, hub)
+    t.track(RepoRef(BASE))
+    t.track(RepoRef("org/ft"))
+
+    said = [kinds(store, "org/ft", sha) for sha in shas]
+    assert [set(k) for k in said] == [{"lineage.stale"}, set(), {"lineage.stale"}, set()]
+    assert said[0]["lineage.stale"][1]["base_sha"] == base[1]
+    assert said[2]["lineage.stale"][1]["base_sha"] == base[2]
+    record = store.lineage_of("org/ft")
+    assert record is not None and record.status is LineageStatus.STALE
+    assert (record.sha, record.base_sha) == (shas[3], base[2])
+    assert {m["sha"] for m in record.missed} == {base[3]}

@@ -4,6 +4,7 @@ matching a derivative against its base's history, and the lineage changes."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -24,6 +25,7 @@ from hubwatch.models.gguf import GGUFHeader
 from hubwatch.models.lineage import Lineage, LineageStatus, Relation
 from hubwatch.models.repo import validate_repo_id
 from hubwatch.tracker.card import declared_bases
+from hubwatch.tracker.lineage import staler
 from tests.support.lineage import NEW_TEMPLATE, OLD_TEMPLATE, VOCAB, model_files
 from tests.support.revisions import view
 
@@ -86,7 +88,8 @@ def test_hf_fingerprint_reads_template_special_tokens_tokenizer_and_stops() -> N
     found = fingerprint(view(model_files(fixed=True)))
     assert found.values["chat_template"] == {"default": NEW_TEMPLATE}
     assert found.values["special_tokens"] == {"bos": "<s>", "eos": "<|eot|>"}
-    assert found.values["generation"] == ["<|eot|>"]
+    # eos <|eot|>, and </s>: llama.cpp ends generation at it by its text (fingerprint.py)
+    assert found.values["generation"] == ["</s>", "<|eot|>"]
     ids = {0: "<unk>", 1: "<s>", 2: "</s>", 3: "<|eot|>", 4: "a", 5: "b", 6: "ab"}
     assert found.values["tokenizer"] == token_digest(ids)
 
@@ -140,7 +143,7 @@ def test_gguf_ids_outside_the_token_list_are_not_special_tokens() -> None:
     metadata = {**gguf_metadata(fixed=True), "tokenizer.ggml.eos_token_id": 10**9}
     found = fingerprint(gguf_view(metadata))
     assert found.values["special_tokens"] == {"bos": "<s>"}
-    assert found.values["generation"] == [f"<id {10**9}>"]
+    assert found.values["generation"] == ["</s>", f"<id {10**9}>"]
 
 
 def test_a_revision_without_tokenizer_files_has_an_empty_fingerprint() -> None:
@@ -286,3 +289,16 @@ def test_any_gguf_metadata_fingerprints_without_raising(metadata: dict[str, Any]
 def test_any_tokenizer_files_fingerprint_without_raising(files: dict[str, Any]) -> None:
     found = fingerprint(view(files)).values
     assert set(found) <= {"chat_template", "special_tokens", "tokenizer", "generation"}
+
+
+def test_a_stale_record_is_news_only_when_its_lineage_changed() -> None:
+    missed = {"sha": sha(3), "kind": "chat_template.rendered", "severity": "behavior"}
+    more = {"sha": sha(4), "kind": "generation.stop_tokens", "severity": "breaking"}
+    was = Lineage(
+        "org/d", sha(9), "org/b", Relation.QUANTIZED, LineageStatus.STALE, sha(2), (missed,)
+    )
+    assert not staler(replace(was, sha=sha(10)), was)  # a card edit
+    assert staler(replace(was, missed=(missed, more)), was)  # the base changed again
+    assert staler(replace(was, base_sha=sha(3), missed=(more,)), was)  # a partial re-upload
+    assert staler(was, replace(was, status=LineageStatus.CURRENT))
+    assert staler(was, None)

@@ -3,12 +3,20 @@ matches on (chat template, special tokens, tokenizer, stop tokens), from HF file
 
 Texts are compared exactly, not whitespace-insensitively: a template fix is often whitespace
 only (a stray newline before the generation prompt), and that is what a stale derivative lacks.
+
+Stop tokens (the "generation" aspect) are compared as llama.cpp's end-of-generation set on both
+sides (`end_of_generation`): a GGUF's eos/eot/eom (and FIM pad/repo/sep) ids, an HF repo's
+generation_config eos_token_id(s) and tokenizer_config eos_token, each plus the vocabulary's
+tokens llama.cpp takes as end-of-generation by their text. So a Llama-3.1-8B-Instruct GGUF (eos
+`<|eot_id|>`, eom, `<|end_of_text|>` in the vocabulary) matches its base's generation_config
+eos [128001, 128008, 128009]; and a base model's GGUF, whose vocabulary holds chat stops its
+generation_config does not list, still matches its base.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +36,30 @@ ASPECTS = (CHAT_TEMPLATE, SPECIAL_TOKENS, TOKENIZER, GENERATION)
 """Every aspect, in the order they are reported."""
 SPECIAL = ("bos", "eos", "pad")
 _GGUF_SPECIAL = {"bos": "bos_token_id", "eos": "eos_token_id", "pad": "padding_token_id"}
-_GGUF_STOPS = ("eos_token_id", "eot_token_id", "eom_token_id")
+_GGUF_STOPS = (
+    "eos_token_id",
+    "eot_token_id",
+    "eom_token_id",
+    "fim_pad_token_id",
+    "fim_rep_token_id",
+    "fim_sep_token_id",
+)
+# The token texts llama.cpp adds to its end-of-generation set whatever the metadata says
+# (ggml-org/llama.cpp src/llama-vocab.cpp @ 00ad355, llama_vocab::impl::load, the loop that fills
+# `special_eog_ids`; ref. llama.cpp issue #9606), and the FIM pad/repo/sep texts it detects
+# when their ids are not in the metadata (the same function, "find FIM_PAD token"…), which are
+# end-of-generation too. llama.cpp keeps one FIM id of each kind; all are kept here.
+_EOG_TEXTS = frozenset(
+    {
+        "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>",
+        "<|calls|>", "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>",
+        "[EOT]", "[EOS]", "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>",
+        "<|tool_response>", "<\uff5cend\u2581of\u2581sentence\uff5c>", "[e~[",
+        "<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]",
+        "<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>", "<|file_sep|>",
+    }
+)  # fmt: skip
+_CALLS = frozenset({"<|call|>", "<|calls|>"})
 _TEMPLATE_KEY = "tokenizer.chat_template"
 
 
@@ -121,8 +152,22 @@ def gguf_fingerprint(metadata: Mapping[str, Any], source: str = "gguf") -> Finge
         if (id_ := _id(metadata.get(f"tokenizer.ggml.{key}"))) is not None
     }
     if stops:
-        values[GENERATION] = sorted(stops)
+        values[GENERATION] = end_of_generation(stops, tokens)
     return Fingerprint(values, source)
+
+
+def end_of_generation(declared: Iterable[str], vocabulary: Iterable[str]) -> list[str]:
+    """The stop set llama.cpp builds (sorted texts): the `declared` stop tokens, plus every token
+    of `vocabulary` whose text llama.cpp takes as end-of-generation, less its two exceptions:
+    `<|end|>` beside `<|return|>`/`<|call|>` (gpt-oss) or `<|calls|>`/`<|flush|>`, and `</s>`
+    beside `<|tool_response>` (gemma4)."""
+    found = set(declared) | _EOG_TEXTS.intersection(vocabulary)
+    calls = bool(found & _CALLS)
+    if calls and ("<|return|>" in found or "<|flush|>" in found):
+        found.discard("<|end|>")
+    if "<|tool_response>" in found:
+        found.discard("</s>")
+    return sorted(found)
 
 
 def token_digest(ids: Mapping[int, str]) -> str:
@@ -181,25 +226,39 @@ def _id_tokens(view: RevisionView) -> dict[int, str] | None:
 
 
 def _stop_tokens(view: RevisionView, ids: Mapping[int, str]) -> list[str] | None:
-    """generation_config.json's eos_token_id(s) as token texts (tokenizer.json, else the
-    tokenizer_config's added_tokens_decoder); an id neither knows stays `<id N>`."""
+    """The stops llama.cpp would have once this repo is converted (`end_of_generation`):
+    generation_config.json's eos_token_id(s) as token texts (tokenizer.json, else the
+    tokenizer_config's added_tokens_decoder; an id neither knows stays `<id N>`) and
+    tokenizer_config's eos_token; None when neither file names one."""
     config = view.json("generation_config.json")
-    if not isinstance(config, dict) or config.get("eos_token_id") is None:
-        return None
-    value = config["eos_token_id"]
-    wanted = [_id(v) for v in (value if isinstance(value, list) else [value])]
-    decoder = view.json("tokenizer_config.json")
-    decoder = decoder.get("added_tokens_decoder") if isinstance(decoder, dict) else None
+    value = config.get("eos_token_id") if isinstance(config, dict) else None
+    tokenizer_config = view.json("tokenizer_config.json")
+    if not isinstance(tokenizer_config, dict):
+        tokenizer_config = {}
+    decoder = tokenizer_config.get("added_tokens_decoder")
+    decoder = decoder if isinstance(decoder, dict) else {}
+    added = {
+        id_: entry["content"]
+        for key, entry in decoder.items()
+        if isinstance(entry, dict)
+        and isinstance(entry.get("content"), str)
+        and (id_ := _decimal(key)) is not None
+    }
     names: set[str] = set()
-    for id_ in wanted:
-        if id_ is None:
-            continue
-        token = ids.get(id_)
-        if token is None and isinstance(decoder, dict):
-            entry = decoder.get(str(id_))
-            token = entry.get("content") if isinstance(entry, dict) else None
-        names.add(token if isinstance(token, str) else f"<id {id_}>")
-    return sorted(names)
+    for id_ in (_id(v) for v in (value if isinstance(value, list) else [value])):
+        if id_ is not None:
+            names.add(ids.get(id_) or added.get(id_) or f"<id {id_}>")
+    eos = tokenizer_config.get("eos_token")
+    eos = eos.get("content") if isinstance(eos, dict) else eos
+    if isinstance(eos, str):
+        names.add(eos)
+    if not names:
+        return None
+    return end_of_generation(names, [*ids.values(), *added.values()])
+
+
+def _decimal(key: object) -> int | None:
+    return int(key) if isinstance(key, str) and key.isdecimal() and len(key) < 12 else None
 
 
 def _id(value: Any) -> int | None:

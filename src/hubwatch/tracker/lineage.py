@@ -77,11 +77,14 @@ class LineageJudge:
             return None
         stored = store.revision_changes(repo_id, newest.sha).changes
         mine = self._print(store, repo_id, newest.sha)
+        before = store.lineage_of(repo_id)
         own = self._as_derivative(store, _New(repo_id, newest.sha, newest.card, stored, mine))
         if own is None:
             return None
         record, changes = own
         store.set_lineage(record)
+        if record.status is LineageStatus.STALE and not staler(record, before):
+            return record  # nothing new: the revision keeps what it says
         stale = apply_policy(c for c in changes if c.kind == STALE)
         store.replace_changes(repo_id, newest.sha, STALE, stale)
         return record
@@ -108,7 +111,7 @@ class LineageJudge:
         record = self._assessed(store, blank, new.fingerprint, None)
         previous = store.lineage_of(repo_id)
         changes = []
-        if record.status is LineageStatus.STALE:
+        if record.status is LineageStatus.STALE and staler(record, previous):
             changes.append(stale_change(record))
         elif (
             record.status is LineageStatus.CURRENT
@@ -225,6 +228,17 @@ def _with(lineage: Lineage, status: LineageStatus, detail: str) -> Lineage:
         detail=detail,
         checked_at=now(),
     )
+
+
+def staler(record: Lineage, previous: Lineage | None) -> bool:
+    """Whether stale `record` says what `previous` (the derivative's last record) did not: it
+    became stale, its base or base revision changed, or it missed more. A revision that leaves
+    the lineage as it was (a card edit) gets no `lineage.stale` of its own."""
+    if previous is None or previous.status is not LineageStatus.STALE:
+        return True
+    if (previous.base_repo_id, previous.base_sha) != (record.base_repo_id, record.base_sha):
+        return True
+    return any(missed not in previous.missed for missed in record.missed)
 
 
 def _same(a: Lineage, b: Lineage) -> bool:
