@@ -7,16 +7,16 @@ going to the detail. `hubwatch changes --explain` prints `RULES`; the README hol
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+# re-exported: the policy is where callers and tests have always found them
+from hubwatch.diff.summary import SUMMARY_MAX as SUMMARY_MAX
+from hubwatch.diff.summary import is_noop as is_noop
+from hubwatch.diff.summary import one_line
 from hubwatch.models import Change, Severity
-
-SUMMARY_MAX = 160
-"""The longest summary kept; what is past it moves to the detail."""
 
 BREAKING, SECURITY, BEHAVIOR, INFO = (
     Severity.BREAKING,
@@ -347,53 +347,6 @@ def severity_of(change: Change, rules: Iterable[Rule] = RULES) -> tuple[Severity
         if rule.matches(change):
             return rule.severity, rule
     return change.severity, None
-
-
-# A value as `sections.show` writes it, right after an arrow: JSON, or "unset" (None).
-_ARROW = re.compile(r" (?:→|->) ")
-_UNSET = re.compile(r"unset\b")
-_DECODER = json.JSONDecoder()
-
-
-def is_noop(change: Change) -> bool:
-    """Whether nothing moved: equal before and after, or a summary whose every "X → Y" shows
-    the same whole value on both sides (`eos_token "</s>" → "</s>"`)."""
-    if change.before is not None and change.after is not None and change.before == change.after:
-        return True
-    text = change.summary
-    pairs = [_same_around(text, m.start(), m.end()) for m in _ARROW.finditer(text)]
-    return bool(pairs) and all(pairs)
-
-
-def _same_around(text: str, start: int, end: int) -> bool:
-    """Whether the whole value right after the arrow is written, identically, right before it."""
-    try:
-        _, stop = _DECODER.raw_decode(text, end)
-    except ValueError:
-        unset = _UNSET.match(text, end)
-        if unset is None:
-            return False
-        stop = unset.end()
-    right, left_from = text[end:stop], start - (stop - end)
-    return (
-        left_from >= 0
-        and text[left_from:start] == right
-        and (left_from == 0 or text[left_from - 1] in " :(,;[{")
-        and (stop == len(text) or text[stop] in ",;.)")
-    )
-
-
-def one_line(change: Change, limit: int = SUMMARY_MAX) -> Change:
-    """`change` with a one-line summary of at most `limit` characters; the whole in the detail."""
-    summary = " ".join(change.summary.split())
-    if len(summary) <= limit and summary == change.summary:
-        return change
-    if len(summary) <= limit:
-        return replace(change, summary=summary)
-    cut = summary.rfind(" ", limit // 2, limit - 1)
-    head = summary[: cut if cut > 0 else limit - 1].rstrip(" ,;:") + "…"
-    detail = change.summary if not change.detail else f"{change.summary}\n\n{change.detail}"
-    return replace(change, summary=head, detail=detail)
 
 
 def apply_policy(changes: Iterable[Change], rules: Iterable[Rule] = RULES) -> list[Change]:
