@@ -12,7 +12,7 @@ from hubwatch.models import Change, CommitSha, MessageState, OutboxMessage, Repo
 from hubwatch.store.sql import SqlStore, make_engine
 from hubwatch.store.sql.migrate import upgrade
 from tests.support.served import OTHER, REPO, fill
-from tests.test_store import sha
+from tests.test_store import sha, snapshot
 
 
 @pytest.fixture
@@ -74,6 +74,44 @@ def test_change_counts_include_replaced_changes_and_only_this_repos(filled: SqlS
     assert sum(filled.change_counts(OTHER.repo_id).values()) == 0
 
 
+def test_count_changes_all_and_breaking(filled: SqlStore) -> None:
+    # revision 2 brought a breaking and an info change, revision 3 a behavior change
+    assert filled.count_changes(REPO.repo_id) == (3, 1)
+    assert filled.count_changes(REPO.repo_id, after=sha(1)) == (3, 1)
+    assert filled.count_changes(REPO.repo_id, after=sha(2)) == (1, 0)
+    assert filled.count_changes(REPO.repo_id, after=sha(3)) == (0, 0)
+    day_and_a_half = datetime.now(UTC) - timedelta(hours=36)
+    assert filled.count_changes(REPO.repo_id, since=day_and_a_half) == (1, 0)
+    assert filled.count_changes(OTHER.repo_id) == (0, 0)
+    with pytest.raises(UnknownRevision):
+        filled.count_changes(REPO.repo_id, after=CommitSha("f" * 40))
+    with pytest.raises(UnknownRevision):  # another repo's revision is not this one's
+        filled.count_changes(OTHER.repo_id, after=sha(2))
+    with pytest.raises(NotTracked):
+        filled.count_changes("org/none", after=sha(1))
+    with pytest.raises(NotTracked):
+        filled.count_changes("org/none", since=day_and_a_half)
+
+
+def test_revision_counts_kept_on_write(filled: SqlStore) -> None:
+    assert filled.get_repo(REPO.repo_id).revisions == 3
+    assert {r.ref.repo_id: r.revisions for r in filled.list_repos()} == {
+        REPO.repo_id: 3,
+        OTHER.repo_id: 1,
+    }
+    # a revision stored already is not counted twice
+    assert not filled.add_revision(OTHER.repo_id, snapshot(9, {"config.json": b"{}"}))
+    assert filled.get_repo(OTHER.repo_id).revisions == 1
+
+
+def test_history_and_latest_of_an_untracked_or_empty_repo(store: SqlStore) -> None:
+    with pytest.raises(NotTracked):
+        store.history_page("org/none")
+    store.add_repo(REPO)
+    assert store.history_page(REPO.repo_id).revisions == ()
+    assert store.latest_revision(REPO.repo_id) is None
+
+
 def test_migration_0008_gives_stored_changes_their_repo_and_date(db_url: str) -> None:
     engine = make_engine(db_url)
     try:
@@ -113,6 +151,42 @@ def test_migration_0008_gives_stored_changes_their_repo_and_date(db_url: str) ->
         since = datetime(2026, 3, 1, tzinfo=UTC)
         assert store.change_counts("org/old", since=since)[Severity.BREAKING] == 1
         assert store.change_counts("org/old")[Severity.BREAKING] == 2
+    finally:
+        store.close()
+
+
+def test_migration_0011_counts_the_revisions_already_stored(db_url: str) -> None:
+    engine = make_engine(db_url)
+    try:
+        upgrade(engine, "0009")
+        with engine.begin() as conn:
+            for repo_id, shas in (("org/old", 3), ("org/empty", 0)):
+                conn.execute(
+                    text(
+                        "INSERT INTO repo (repo_id, source, branch, state, added_at)"
+                        " VALUES (:repo, 'hub', 'main', 'active', CURRENT_TIMESTAMP)"
+                    ),
+                    {"repo": repo_id},
+                )
+                for n in range(1, shas + 1):
+                    conn.execute(
+                        text(
+                            "INSERT INTO revision (repo_pk, sha, parents, committed_at, authors,"
+                            " title, message, changed, reachable, recorded_at)"
+                            " SELECT id, :sha, '[]', CURRENT_TIMESTAMP, '[]', 't', '', '[]',"
+                            " true, CURRENT_TIMESTAMP FROM repo WHERE repo_id = :repo"
+                        ),
+                        {"sha": sha(n), "repo": repo_id},
+                    )
+        upgrade(engine)
+    finally:
+        engine.dispose()
+    store = SqlStore(db_url)
+    store.start()
+    try:
+        assert store.get_repo("org/old").revisions == 3
+        assert store.get_repo("org/empty").revisions == 0
+        assert [r.sha for r in store.history_page("org/old", limit=2).revisions] == [sha(3), sha(2)]
     finally:
         store.close()
 

@@ -83,6 +83,11 @@ class SqlRevisionStore(SqlBase, RevisionStore):
             if rows:  # one executemany (the ORM would split it by which columns are None)
                 session.connection().execute(insert(FILES), rows)
             session.add_all(change_rows(revision, snapshot.base, 0, snapshot.changes))
+            session.execute(  # the repo's count, in the revision's transaction
+                update(RepoRow)
+                .where(col(RepoRow.id) == repo_pk)
+                .values(revision_count=col(RepoRow.revision_count) + 1)
+            )
             try:
                 session.commit()
             except IntegrityError:  # the same revision committed by another worker meanwhile

@@ -28,6 +28,8 @@ class RepoRow(SQLModel, table=True):
     last_error: str | None = None
     failures: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
     """Polls in a row that failed; reset by a successful one (degraded after a few)."""
+    revision_count: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
+    """How many revisions are stored, kept by `add_revision`: counting them grew with history."""
 
 
 class RevisionRow(SQLModel, table=True):
@@ -321,4 +323,11 @@ Index(
     "ix_revision_repo_committed",
     RevisionRow.__table__.c.repo_pk,  # type: ignore[attr-defined]
     RevisionRow.__table__.c.committed_at,  # type: ignore[attr-defined]
+)
+# A history page, newest first, is one range of this (PostgreSQL's index on repo_pk alone is
+# not in id order; SQLite's is, through the rowid).
+Index(
+    "ix_revision_repo_position",
+    RevisionRow.__table__.c.repo_pk,  # type: ignore[attr-defined]
+    RevisionRow.__table__.c.id,  # type: ignore[attr-defined]
 )
