@@ -10,6 +10,7 @@ from starlette.concurrency import run_in_threadpool
 from hubwatch.api.convert import (
     change_public,
     estimate_public,
+    history_json,
     repo_public,
     report_public,
     revision_changes_public,
@@ -105,9 +106,7 @@ async def list_revisions(
 
 
 def _history_json(store: Store, repo_id: str, before: int | None, limit: int) -> bytes:
-    page = store.history_page(repo_id, before=before, limit=limit)
-    items = [revision_public(r) for r in page.revisions]
-    return RevisionPage(items=items, next_cursor=page.next_cursor).model_dump_json().encode()
+    return history_json(store.history_page(repo_id, before=before, limit=limit))
 
 
 @reads.get("/repos/{org}/{name}/revisions/{rev}")

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any, overload
+from typing import Any, cast, overload
 
 import orjson
 from sqlalchemy import Table, event
@@ -216,10 +216,11 @@ def as_change(row: ChangeRow) -> Change:
 def as_revision(repo_id: str, row: RevisionRow | Row[Any]) -> StoredRevision:
     """A stored revision row (ORM, or a Core row of the REVISION_COLUMNS) as the store returns
     it."""
+    # NOTE: CommitSha is a NewType (no conversion to run): a history page builds 50 of these.
     return StoredRevision(
         repo_id=repo_id,
         sha=CommitSha(row.sha),
-        parents=tuple(CommitSha(p) for p in row.parents),
+        parents=cast("tuple[CommitSha, ...]", tuple(row.parents)),
         date=utc(row.committed_at),
         authors=tuple(row.authors),
         title=row.title,
