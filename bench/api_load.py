@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from hubwatch.models import RepoRef, Severity, SourceKind
 from hubwatch.store.sql import SqlStore
 from hubwatch.store.sql.tables import ChangeRow, RepoRow, RevisionRow
+from hubwatch.store.sql.tally import BLOCK
 
 REPO = "bench/long-history"
 SERVER = """
@@ -114,6 +115,12 @@ def fill(url: str, revisions: int) -> None:
                     )
         conn.execute(  # what add_revision keeps on each write
             update(RepoRow).where(RepoRow.id == repo_pk).values(revision_count=revisions)
+        )
+        conn.exec_driver_sql(
+            "INSERT INTO change_tally (repo_pk, block, total, breaking)"
+            f" SELECT repo_pk, revision_pk / {BLOCK}, count(*),"
+            " count(CASE WHEN severity = 'breaking' THEN 1 END)"
+            f" FROM change WHERE repo_pk = {repo_pk} GROUP BY repo_pk, revision_pk / {BLOCK}"
         )
     if url.startswith("postgresql"):
         # what autovacuum does to a table this size in its first minute: planner statistics

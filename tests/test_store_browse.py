@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -11,7 +12,7 @@ from hubwatch.errors import NotTracked, UnknownRevision, UnknownSubscription
 from hubwatch.models import Change, CommitSha, MessageState, OutboxMessage, RepoState, Severity
 from hubwatch.store.sql import SqlStore, make_engine
 from hubwatch.store.sql.migrate import upgrade
-from tests.support.served import OTHER, REPO, fill
+from tests.support.served import CARD, OTHER, REPO, STOP, fill
 from tests.test_store import sha, snapshot
 
 
@@ -187,6 +188,72 @@ def test_migration_0011_counts_the_revisions_already_stored(db_url: str) -> None
         assert store.get_repo("org/old").revisions == 3
         assert store.get_repo("org/empty").revisions == 0
         assert [r.sha for r in store.history_page("org/old", limit=2).revisions] == [sha(3), sha(2)]
+    finally:
+        store.close()
+
+
+def test_counts_since_a_pin_add_tallies_of_later_blocks(db_url: str) -> None:
+    # revisions 1, 2, 1500 and 3000 (three blocks of 1024 ids), stored before migration 0011
+    engine = make_engine(db_url)
+    try:
+        upgrade(engine, "0009")
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO repo (repo_id, source, branch, state, added_at)"
+                    " VALUES ('org/old', 'hub', 'main', 'active', CURRENT_TIMESTAMP)"
+                )
+            )
+            for pk, severities in ((1, ""), (2, "bi"), (1500, "ii"), (3000, "bbi")):
+                conn.execute(
+                    text(
+                        "INSERT INTO revision (id, repo_pk, sha, parents, committed_at, authors,"
+                        " title, message, changed, reachable, recorded_at)"
+                        " SELECT :pk, id, :sha, '[]', CURRENT_TIMESTAMP, '[]', 't', '', '[]',"
+                        " true, CURRENT_TIMESTAMP FROM repo WHERE repo_id = 'org/old'"
+                    ),
+                    {"pk": pk, "sha": sha(pk)},
+                )
+                for position, s in enumerate(severities):
+                    severity = "breaking" if s == "b" else "info"
+                    conn.execute(
+                        text(
+                            "INSERT INTO change (revision_pk, repo_pk, committed_at, position,"
+                            " kind, severity, rank, summary) SELECT :pk, repo_pk, committed_at,"
+                            " :position, 'config.changed', :severity, 1, 's' FROM revision"
+                            " WHERE id = :pk"
+                        ),
+                        {"pk": pk, "position": position, "severity": severity},
+                    )
+            if engine.dialect.name == "postgresql":  # ids given: the next one follows them
+                conn.execute(text("SELECT setval(pg_get_serial_sequence('revision', 'id'), 3000)"))
+        upgrade(engine)
+    finally:
+        engine.dispose()
+    store = SqlStore(db_url)
+    store.start()
+    try:
+        counts = store.count_changes
+        assert counts("org/old", after=sha(1)) == (7, 3)
+        assert counts("org/old", after=sha(2)) == (5, 2)
+        assert counts("org/old", after=sha(1500)) == (3, 2)
+        assert counts("org/old", after=sha(3000)) == (0, 0)
+        # kept on write: a new revision's changes, and one revision's changes replaced
+        newest = dataclasses.replace(snapshot(3001, {}), changes=(STOP, CARD))
+        assert store.add_revision("org/old", newest)
+        store.replace_changes("org/old", sha(1500), "config.changed", [STOP])
+        assert counts("org/old", after=sha(1)) == (8, 5)  # 2, 1500 (one now), 3000, the new
+        assert counts("org/old", after=sha(1500)) == (5, 3)
+        assert counts("org/old", after=sha(3000)) == (2, 1)
+        for pin in (1, 2, 1500, 3000):
+            every = store.change_counts("org/old", after=sha(pin))
+            assert counts("org/old", after=sha(pin)) == (
+                sum(every.values()),
+                every[Severity.BREAKING],
+            )
+        store.remove_repo("org/old")
+        store.add_repo(REPO)
+        assert counts(REPO.repo_id) == (0, 0)
     finally:
         store.close()
 

@@ -31,6 +31,7 @@ from hubwatch.store.sql.base import (
     utc,
 )
 from hubwatch.store.sql.tables import ChangeRow, RepoRow, RevisionRow
+from hubwatch.store.sql.tally import count_after
 
 
 class SqlBrowseStore(SqlBase, BrowseStore):
@@ -109,12 +110,15 @@ class SqlBrowseStore(SqlBase, BrowseStore):
     def count_changes(
         self, repo_id: str, *, after: CommitSha | None = None, since: datetime | None = None
     ) -> tuple[int, int]:
-        # NOTE: no GROUP BY: its temporary B-tree doubled SQLite's time for the same range.
-        breaking = func.count(case((CHANGE.c.severity == Severity.BREAKING.value, 1)))
         with self._reading() as connection:
+            if after is not None and since is None:  # the pin's block, then later tallies
+                return count_after(connection, *self._pinned(connection, repo_id, after))
+            # NOTE: no GROUP BY: its temporary B-tree doubled SQLite's time for the same range.
+            breaking = func.count(case((CHANGE.c.severity == Severity.BREAKING.value, 1)))
             query = core_select(func.count(), breaking)
-            query = query.where(*self._counted(connection, repo_id, after, since))
-            total, of_breaking = connection.execute(query).one()
+            total, of_breaking = connection.execute(
+                query.where(*self._counted(connection, repo_id, after, since))
+            ).one()
         return int(total), int(of_breaking)
 
     def _counted(
@@ -130,20 +134,25 @@ class SqlBrowseStore(SqlBase, BrowseStore):
         if after is None:
             where = [CHANGE.c.repo_pk == self._repo_pk(connection, repo_id)]
         else:
-            found = connection.execute(  # the repo and the pinned revision: one statement
-                core_select(REPO.c.id, REVISION.c.id)
-                .select_from(REPO)
-                .outerjoin(REVISION, (REVISION.c.repo_pk == REPO.c.id) & (REVISION.c.sha == after))
-                .where(REPO.c.repo_id == repo_id)
-            ).first()
-            if found is None:
-                raise NotTracked(f"{repo_id} is not tracked")
-            if found[1] is None:
-                raise UnknownRevision(f"{repo_id} has no stored revision {after}")
-            where = [CHANGE.c.repo_pk == found[0], CHANGE.c.revision_pk > found[1]]
+            repo_pk, pinned_pk = self._pinned(connection, repo_id, after)
+            where = [CHANGE.c.repo_pk == repo_pk, CHANGE.c.revision_pk > pinned_pk]
         if since is not None:
             where.append(CHANGE.c.committed_at >= since)
         return where
+
+    def _pinned(self, connection: Connection, repo_id: str, sha: CommitSha) -> tuple[int, int]:
+        """The repo's key and its revision's, in one statement; NotTracked, UnknownRevision."""
+        found = connection.execute(
+            core_select(REPO.c.id, REVISION.c.id)
+            .select_from(REPO)
+            .outerjoin(REVISION, (REVISION.c.repo_pk == REPO.c.id) & (REVISION.c.sha == sha))
+            .where(REPO.c.repo_id == repo_id)
+        ).first()
+        if found is None:
+            raise NotTracked(f"{repo_id} is not tracked")
+        if found[1] is None:
+            raise UnknownRevision(f"{repo_id} has no stored revision {sha}")
+        return int(found[0]), int(found[1])
 
     def recent_changes(
         self, *, repo_id: str | None = None, org: str | None = None, limit: int = 50

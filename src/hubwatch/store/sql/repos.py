@@ -19,7 +19,7 @@ from hubwatch.models import (
 )
 from hubwatch.store.repos import RepoStore
 from hubwatch.store.sql.base import SqlBase, as_event, utc
-from hubwatch.store.sql.tables import EventRow, FileRow, RepoRow, RevisionRow
+from hubwatch.store.sql.tables import ChangeTallyRow, EventRow, FileRow, RepoRow, RevisionRow
 
 
 class SqlRepoStore(SqlBase, RepoStore):
@@ -65,6 +65,7 @@ class SqlRepoStore(SqlBase, RepoStore):
             session.exec(delete(FileRow).where(col(FileRow.revision_pk).in_(revisions)))
             session.exec(delete(RevisionRow).where(col(RevisionRow.repo_pk) == row.id))
             session.exec(delete(EventRow).where(col(EventRow.repo_pk) == row.id))
+            session.exec(delete(ChangeTallyRow).where(col(ChangeTallyRow.repo_pk) == row.id))
             session.delete(row)
             session.commit()  # blobs stay: other repos may share them
 

@@ -207,6 +207,19 @@ class ChangeRow(SQLModel, table=True):
     detail: str | None = None
 
 
+class ChangeTallyRow(SQLModel, table=True):
+    """How many changes, and breaking ones, a repo recorded in one block of revision ids (kept
+    on write): a count since a pinned revision adds blocks instead of scanning each change."""
+
+    __tablename__ = "change_tally"
+
+    repo_pk: int = Field(foreign_key="repo.id", ondelete="CASCADE", primary_key=True)
+    block: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    """The revisions' ids divided by `store.sql.tally.BLOCK`."""
+    total: int
+    breaking: int
+
+
 class ScheduleRow(SQLModel, table=True):
     """When a tracked repo is next due, whether it must be polled now, and which worker has it."""
 
