@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, ScalarSelect, case, func
+from sqlalchemy import BigInteger, ColumnElement, Integer, bindparam, case, func
 from sqlalchemy import select as core_select
 from sqlalchemy.engine import Connection
 from sqlmodel import col, select
@@ -39,9 +39,7 @@ class SqlBrowseStore(SqlBase, BrowseStore):
 
     def repo_state(self, repo_id: str) -> RepoState:
         with self._reading() as connection:
-            state = connection.execute(
-                core_select(REPO.c.state).where(REPO.c.repo_id == repo_id)
-            ).scalar_one_or_none()
+            state = connection.execute(_STATE, {"repo_id": repo_id}).scalar_one_or_none()
         if state is None:
             raise NotTracked(f"{repo_id} is not tracked")
         return RepoState(state)
@@ -50,13 +48,12 @@ class SqlBrowseStore(SqlBase, BrowseStore):
         self, repo_id: str, *, before: int | None = None, limit: int = 50
     ) -> HistoryPage:
         # NOTE: Core, not ORM rows: a page is read-only and the ORM doubled its cost; one
-        # statement, the repo looked up inside it (issue 15).
-        query = core_select(*REVISION_COLUMNS).where(REVISION.c.repo_pk == _repo_key(repo_id))
-        if before is not None:
-            query = query.where(REVISION.c.id < before)
-        query = query.order_by(REVISION.c.id.desc()).limit(limit + 1)
+        # statement, built once, the repo looked up inside it (issue 15).
+        cursor = _NO_CURSOR if before is None else before
         with self._reading() as connection:
-            rows = connection.execute(query).all()
+            rows = connection.execute(
+                _PAGE, {"repo_id": repo_id, "before": cursor, "limit": limit + 1}
+            ).all()
             if not rows:
                 self._repo_pk(connection, repo_id)  # NotTracked, if that is why
         more = len(rows) > limit
@@ -68,14 +65,8 @@ class SqlBrowseStore(SqlBase, BrowseStore):
         )
 
     def latest_revision(self, repo_id: str) -> StoredRevision | None:
-        query = (
-            core_select(*REVISION_COLUMNS)
-            .where(REVISION.c.repo_pk == _repo_key(repo_id), REVISION.c.reachable.is_(True))
-            .order_by(REVISION.c.id.desc())
-            .limit(1)
-        )
         with self._reading() as connection:
-            row = connection.execute(query).first()
+            row = connection.execute(_LATEST, {"repo_id": repo_id}).first()
             if row is None:
                 self._repo_pk(connection, repo_id)  # NotTracked, if that is why
         return as_revision(repo_id, row) if row else None
@@ -113,9 +104,12 @@ class SqlBrowseStore(SqlBase, BrowseStore):
         with self._reading() as connection:
             if after is not None and since is None:  # the pin's block, then later tallies
                 return count_after(connection, *self._pinned(connection, repo_id, after))
-            # NOTE: no GROUP BY: its temporary B-tree doubled SQLite's time for the same range.
-            breaking = func.count(case((CHANGE.c.severity == Severity.BREAKING.value, 1)))
-            query = core_select(func.count(), breaking)
+            if after is None and since is not None:  # a range of ix_change_repo_committed
+                found = connection.execute(_SINCE, {"repo_id": repo_id, "since": since}).one()
+                if found[0] is None:
+                    raise NotTracked(f"{repo_id} is not tracked")
+                return int(found[1]), int(found[2])
+            query = core_select(func.count(), _BREAKING)
             total, of_breaking = connection.execute(
                 query.where(*self._counted(connection, repo_id, after, since))
             ).one()
@@ -142,12 +136,7 @@ class SqlBrowseStore(SqlBase, BrowseStore):
 
     def _pinned(self, connection: Connection, repo_id: str, sha: CommitSha) -> tuple[int, int]:
         """The repo's key and its revision's, in one statement; NotTracked, UnknownRevision."""
-        found = connection.execute(
-            core_select(REPO.c.id, REVISION.c.id)
-            .select_from(REPO)
-            .outerjoin(REVISION, (REVISION.c.repo_pk == REPO.c.id) & (REVISION.c.sha == sha))
-            .where(REPO.c.repo_id == repo_id)
-        ).first()
+        found = connection.execute(_PINNED, {"repo_id": repo_id, "sha": sha}).first()
         if found is None:
             raise NotTracked(f"{repo_id} is not tracked")
         if found[1] is None:
@@ -198,6 +187,33 @@ class SqlBrowseStore(SqlBase, BrowseStore):
             return items
 
 
-def _repo_key(repo_id: str) -> ScalarSelect[int]:
-    """The repo's key as a subquery, so that a read is one statement (None if untracked)."""
-    return core_select(REPO.c.id).where(REPO.c.repo_id == repo_id).scalar_subquery()
+# The reads badges and history pages make on every request, built once: building a statement
+# cost as much as running it (issue 15).
+_REPO_KEY = core_select(REPO.c.id).where(REPO.c.repo_id == bindparam("repo_id")).scalar_subquery()
+_STATE = core_select(REPO.c.state).where(REPO.c.repo_id == bindparam("repo_id"))
+_NO_CURSOR = 2**62
+"""`before` for the first page: after every position."""
+_PAGE = (
+    core_select(*REVISION_COLUMNS)
+    .where(REVISION.c.repo_pk == _REPO_KEY, REVISION.c.id < bindparam("before", type_=BigInteger))
+    .order_by(REVISION.c.id.desc())
+    .limit(bindparam("limit", type_=Integer))
+)
+_LATEST = (
+    core_select(*REVISION_COLUMNS)
+    .where(REVISION.c.repo_pk == _REPO_KEY, REVISION.c.reachable.is_(True))
+    .order_by(REVISION.c.id.desc())
+    .limit(1)
+)
+_PINNED = (
+    core_select(REPO.c.id, REVISION.c.id)
+    .select_from(REPO)
+    .outerjoin(REVISION, (REVISION.c.repo_pk == REPO.c.id) & (REVISION.c.sha == bindparam("sha")))
+    .where(REPO.c.repo_id == bindparam("repo_id"))
+)
+_BREAKING = func.count(case((CHANGE.c.severity == Severity.BREAKING.value, 1)))
+# NOTE: no GROUP BY: its temporary B-tree doubled SQLite's time for the same range.
+_SINCE = core_select(_REPO_KEY, func.count(), _BREAKING).where(
+    CHANGE.c.repo_pk == _REPO_KEY,
+    CHANGE.c.committed_at >= bindparam("since", type_=CHANGE.c.committed_at.type),
+)

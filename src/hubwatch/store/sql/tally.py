@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, Table, case, func, update
+from sqlalchemy import ColumnElement, Integer, Select, Table, bindparam, case, func, update
 from sqlalchemy import select as core_select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
@@ -69,25 +69,36 @@ def count_after(connection: Connection, repo_pk: int, pinned_pk: int) -> tuple[i
     """(all, breaking) changes of the repo's revisions after `pinned_pk`: the rest of its
     block counted, the later blocks' tallies added, in one statement."""
     block = pinned_pk // BLOCK
-    breaking = func.count(case((CHANGE.c.severity == Severity.BREAKING.value, 1)))
-    rest = (
-        core_select(func.count().label("total"), breaking.label("breaking"))
-        .where(
-            CHANGE.c.repo_pk == repo_pk,
-            CHANGE.c.revision_pk > pinned_pk,
-            CHANGE.c.revision_pk < (block + 1) * BLOCK,
-        )
-        .subquery()
-    )
-    later = (TALLY.c.repo_pk == repo_pk, TALLY.c.block > block)
-    total, of_breaking = connection.execute(
-        core_select(
-            rest.c.total + _sum(TALLY.c.total, later),
-            rest.c.breaking + _sum(TALLY.c.breaking, later),
-        ).select_from(rest)
+    total, breaking = connection.execute(
+        _COUNT_AFTER,
+        {"repo_pk": repo_pk, "pinned": pinned_pk, "block": block, "next": (block + 1) * BLOCK},
     ).one()
-    return int(total), int(of_breaking)
+    return int(total), int(breaking)
 
 
 def _sum(column: ColumnElement[int], where: tuple[ColumnElement[bool], ...]) -> Any:
     return core_select(func.coalesce(func.sum(column), 0)).where(*where).scalar_subquery()
+
+
+def _count_after() -> Select[Any]:
+    """The statement of `count_after`, built once: building it cost more than running it."""
+    repo_pk = bindparam("repo_pk", type_=Integer)
+    rest = (
+        core_select(
+            func.count().label("total"),
+            func.count(case((CHANGE.c.severity == Severity.BREAKING.value, 1))).label("breaking"),
+        )
+        .where(
+            CHANGE.c.repo_pk == repo_pk,
+            CHANGE.c.revision_pk > bindparam("pinned"),
+            CHANGE.c.revision_pk < bindparam("next"),
+        )
+        .subquery()
+    )
+    later = (TALLY.c.repo_pk == repo_pk, TALLY.c.block > bindparam("block"))
+    return core_select(
+        rest.c.total + _sum(TALLY.c.total, later), rest.c.breaking + _sum(TALLY.c.breaking, later)
+    ).select_from(rest)
+
+
+_COUNT_AFTER = _count_after()
