@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -11,8 +12,8 @@ from hubwatch.errors import NotTracked, UnknownRevision, UnknownSubscription
 from hubwatch.models import Change, CommitSha, MessageState, OutboxMessage, RepoState, Severity
 from hubwatch.store.sql import SqlStore, make_engine
 from hubwatch.store.sql.migrate import upgrade
-from tests.support.served import OTHER, REPO, fill
-from tests.test_store import sha
+from tests.support.served import CARD, OTHER, REPO, STOP, fill
+from tests.test_store import sha, snapshot
 
 
 @pytest.fixture
@@ -74,6 +75,44 @@ def test_change_counts_include_replaced_changes_and_only_this_repos(filled: SqlS
     assert sum(filled.change_counts(OTHER.repo_id).values()) == 0
 
 
+def test_count_changes_all_and_breaking(filled: SqlStore) -> None:
+    # revision 2 brought a breaking and an info change, revision 3 a behavior change
+    assert filled.count_changes(REPO.repo_id) == (3, 1)
+    assert filled.count_changes(REPO.repo_id, after=sha(1)) == (3, 1)
+    assert filled.count_changes(REPO.repo_id, after=sha(2)) == (1, 0)
+    assert filled.count_changes(REPO.repo_id, after=sha(3)) == (0, 0)
+    day_and_a_half = datetime.now(UTC) - timedelta(hours=36)
+    assert filled.count_changes(REPO.repo_id, since=day_and_a_half) == (1, 0)
+    assert filled.count_changes(OTHER.repo_id) == (0, 0)
+    with pytest.raises(UnknownRevision):
+        filled.count_changes(REPO.repo_id, after=CommitSha("f" * 40))
+    with pytest.raises(UnknownRevision):  # another repo's revision is not this one's
+        filled.count_changes(OTHER.repo_id, after=sha(2))
+    with pytest.raises(NotTracked):
+        filled.count_changes("org/none", after=sha(1))
+    with pytest.raises(NotTracked):
+        filled.count_changes("org/none", since=day_and_a_half)
+
+
+def test_revision_counts_kept_on_write(filled: SqlStore) -> None:
+    assert filled.get_repo(REPO.repo_id).revisions == 3
+    assert {r.ref.repo_id: r.revisions for r in filled.list_repos()} == {
+        REPO.repo_id: 3,
+        OTHER.repo_id: 1,
+    }
+    # a revision stored already is not counted twice
+    assert not filled.add_revision(OTHER.repo_id, snapshot(9, {"config.json": b"{}"}))
+    assert filled.get_repo(OTHER.repo_id).revisions == 1
+
+
+def test_history_and_latest_of_an_untracked_or_empty_repo(store: SqlStore) -> None:
+    with pytest.raises(NotTracked):
+        store.history_page("org/none")
+    store.add_repo(REPO)
+    assert store.history_page(REPO.repo_id).revisions == ()
+    assert store.latest_revision(REPO.repo_id) is None
+
+
 def test_migration_0008_gives_stored_changes_their_repo_and_date(db_url: str) -> None:
     engine = make_engine(db_url)
     try:
@@ -113,6 +152,108 @@ def test_migration_0008_gives_stored_changes_their_repo_and_date(db_url: str) ->
         since = datetime(2026, 3, 1, tzinfo=UTC)
         assert store.change_counts("org/old", since=since)[Severity.BREAKING] == 1
         assert store.change_counts("org/old")[Severity.BREAKING] == 2
+    finally:
+        store.close()
+
+
+def test_migration_0011_counts_the_revisions_already_stored(db_url: str) -> None:
+    engine = make_engine(db_url)
+    try:
+        upgrade(engine, "0009")
+        with engine.begin() as conn:
+            for repo_id, shas in (("org/old", 3), ("org/empty", 0)):
+                conn.execute(
+                    text(
+                        "INSERT INTO repo (repo_id, source, branch, state, added_at)"
+                        " VALUES (:repo, 'hub', 'main', 'active', CURRENT_TIMESTAMP)"
+                    ),
+                    {"repo": repo_id},
+                )
+                for n in range(1, shas + 1):
+                    conn.execute(
+                        text(
+                            "INSERT INTO revision (repo_pk, sha, parents, committed_at, authors,"
+                            " title, message, changed, reachable, recorded_at)"
+                            " SELECT id, :sha, '[]', CURRENT_TIMESTAMP, '[]', 't', '', '[]',"
+                            " true, CURRENT_TIMESTAMP FROM repo WHERE repo_id = :repo"
+                        ),
+                        {"sha": sha(n), "repo": repo_id},
+                    )
+        upgrade(engine)
+    finally:
+        engine.dispose()
+    store = SqlStore(db_url)
+    store.start()
+    try:
+        assert store.get_repo("org/old").revisions == 3
+        assert store.get_repo("org/empty").revisions == 0
+        assert [r.sha for r in store.history_page("org/old", limit=2).revisions] == [sha(3), sha(2)]
+    finally:
+        store.close()
+
+
+def test_counts_since_a_pin_add_tallies_of_later_blocks(db_url: str) -> None:
+    # revisions 1, 2, 1500 and 3000 (three blocks of 1024 ids), stored before migration 0011
+    engine = make_engine(db_url)
+    try:
+        upgrade(engine, "0009")
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO repo (repo_id, source, branch, state, added_at)"
+                    " VALUES ('org/old', 'hub', 'main', 'active', CURRENT_TIMESTAMP)"
+                )
+            )
+            for pk, severities in ((1, ""), (2, "bi"), (1500, "ii"), (3000, "bbi")):
+                conn.execute(
+                    text(
+                        "INSERT INTO revision (id, repo_pk, sha, parents, committed_at, authors,"
+                        " title, message, changed, reachable, recorded_at)"
+                        " SELECT :pk, id, :sha, '[]', CURRENT_TIMESTAMP, '[]', 't', '', '[]',"
+                        " true, CURRENT_TIMESTAMP FROM repo WHERE repo_id = 'org/old'"
+                    ),
+                    {"pk": pk, "sha": sha(pk)},
+                )
+                for position, s in enumerate(severities):
+                    severity = "breaking" if s == "b" else "info"
+                    conn.execute(
+                        text(
+                            "INSERT INTO change (revision_pk, repo_pk, committed_at, position,"
+                            " kind, severity, rank, summary) SELECT :pk, repo_pk, committed_at,"
+                            " :position, 'config.changed', :severity, 1, 's' FROM revision"
+                            " WHERE id = :pk"
+                        ),
+                        {"pk": pk, "position": position, "severity": severity},
+                    )
+            if engine.dialect.name == "postgresql":  # ids given: the next one follows them
+                conn.execute(text("SELECT setval(pg_get_serial_sequence('revision', 'id'), 3000)"))
+        upgrade(engine)
+    finally:
+        engine.dispose()
+    store = SqlStore(db_url)
+    store.start()
+    try:
+        counts = store.count_changes
+        assert counts("org/old", after=sha(1)) == (7, 3)
+        assert counts("org/old", after=sha(2)) == (5, 2)
+        assert counts("org/old", after=sha(1500)) == (3, 2)
+        assert counts("org/old", after=sha(3000)) == (0, 0)
+        # kept on write: a new revision's changes, and one revision's changes replaced
+        newest = dataclasses.replace(snapshot(3001, {}), changes=(STOP, CARD))
+        assert store.add_revision("org/old", newest)
+        store.replace_changes("org/old", sha(1500), "config.changed", [STOP])
+        assert counts("org/old", after=sha(1)) == (8, 5)  # 2, 1500 (one now), 3000, the new
+        assert counts("org/old", after=sha(1500)) == (5, 3)
+        assert counts("org/old", after=sha(3000)) == (2, 1)
+        for pin in (1, 2, 1500, 3000):
+            every = store.change_counts("org/old", after=sha(pin))
+            assert counts("org/old", after=sha(pin)) == (
+                sum(every.values()),
+                every[Severity.BREAKING],
+            )
+        store.remove_repo("org/old")
+        store.add_repo(REPO)
+        assert counts(REPO.repo_id) == (0, 0)
     finally:
         store.close()
 

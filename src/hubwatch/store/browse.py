@@ -45,6 +45,13 @@ class BrowseStore(ABC):
         sha; UnknownRevision if not stored) and in revisions committed since `since`."""
 
     @abstractmethod
+    def count_changes(
+        self, repo_id: str, *, after: CommitSha | None = None, since: datetime | None = None
+    ) -> tuple[int, int]:
+        """(all changes, breaking changes) of `change_counts`' range: what the counting badges
+        show, in one range scan without grouping by severity."""
+
+    @abstractmethod
     def recent_changes(
         self, *, repo_id: str | None = None, org: str | None = None, limit: int = 50
     ) -> list[FeedItem]:

@@ -6,13 +6,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal, get_args
 
 import structlog
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Response
+from starlette.concurrency import run_in_threadpool
 
 from hubwatch.api.deps import StoreDep, require_reader
 from hubwatch.api.routes.lineage import stale_badge
 from hubwatch.api.schemas import Badge
 from hubwatch.errors import HubwatchError, InvalidRepoId, NotTracked, UnknownRevision
-from hubwatch.models import CommitSha, RepoState, Severity, validate_repo_id
+from hubwatch.models import CommitSha, RepoState, validate_repo_id
 from hubwatch.store.base import Store
 
 log = structlog.get_logger(__name__)
@@ -92,7 +93,7 @@ def _badge(store: Store, repo_id: str, kind: str, pinned: str | None, now: datet
         state = store.repo_state(repo_id)
         return Badge(label="hubwatch", message=state.value, color=_STATE_COLOR[state])
     if kind == "breaking":
-        count = store.change_counts(repo_id, since=now - timedelta(days=30))[Severity.BREAKING]
+        _, count = store.count_changes(repo_id, since=now - timedelta(days=30))
         return Badge(
             label="breaking changes (30d)",
             message=str(count),
@@ -105,8 +106,7 @@ def _badge(store: Store, repo_id: str, kind: str, pinned: str | None, now: datet
         full = len(pinned) == 40 and all(c in "0123456789abcdef" for c in pinned)
         # A full sha is looked up exactly by the counts; an abbreviated one needs a prefix search.
         sha = CommitSha(pinned) if full else store.revision(repo_id, pinned).sha
-        counts = store.change_counts(repo_id, after=sha)
-        count, breaking = sum(counts.values()), counts[Severity.BREAKING]
+        count, breaking = store.count_changes(repo_id, after=sha)
         return Badge(
             label=f"changes since {sha[:7]}",
             message=str(count),
@@ -156,15 +156,18 @@ def _number(data: Any, key: str) -> float:
     raise HubwatchError("estimate lacks numbers")
 
 
-@router.get("/badges/{org}/{name}/{kind}", response_model_exclude_none=True)
-def get_badge(
+@router.get("/badges/{org}/{name}/{kind}", response_model=Badge, response_model_exclude_none=True)
+async def get_badge(
     org: str,
     name: str,
     kind: str,
     store: StoreDep,
     pinned: Annotated[str | None, Query(description="For `changes`: the sha you pin")] = None,
-) -> Badge:
+) -> Response:
     """A shields.io endpoint badge: latest, status (active, degraded…), changes (?pinned=),
     advisories, params, memory, breaking, stale (a derivative against its base). Use with
     https://img.shields.io/endpoint?url=…"""
-    return badge(store, f"{org}/{name}", kind, pinned)
+    # NOTE: async, the store read in one thread hop and the body serialized here: a sync
+    # endpoint pays a hop for the call and another for validating what it returns (issue 15).
+    found = await run_in_threadpool(badge, store, f"{org}/{name}", kind, pinned)
+    return Response(found.model_dump_json(exclude_none=True), media_type="application/json")

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Response
+from starlette.concurrency import run_in_threadpool
 
 from hubwatch.api.convert import (
     change_public,
     estimate_public,
+    history_json,
     repo_public,
     report_public,
     revision_changes_public,
@@ -36,6 +38,7 @@ from hubwatch.api.schemas import (
 from hubwatch.estimator import CannotEstimate, Run, lora_targets
 from hubwatch.estimator.estimate import retrained
 from hubwatch.models import RepoRef, Severity, SourceKind, strip_credentials
+from hubwatch.store.base import Store
 from hubwatch.tracker.compare import diff_stored
 
 router = APIRouter(prefix="/api/v1", tags=["repos"])
@@ -86,19 +89,24 @@ def untrack_repo(org: str, name: str, store: StoreDep) -> Response:
     return Response(status_code=204)
 
 
-@reads.get("/repos/{org}/{name}/revisions")
-def list_revisions(
+@reads.get("/repos/{org}/{name}/revisions", response_model=RevisionPage)
+async def list_revisions(
     org: str,
     name: str,
     store: StoreDep,
     before: Annotated[int | None, Query(ge=1, le=MAX_INT, description="A next_cursor")] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
-) -> RevisionPage:
+) -> Response:
     """The repo's history, newest first, a page at a time."""
-    page = store.history_page(repo_path(org, name), before=before, limit=limit)
-    return RevisionPage(
-        items=[revision_public(r) for r in page.revisions], next_cursor=page.next_cursor
-    )
+    repo_id = repo_path(org, name)
+    # NOTE: async, the page read and serialized in one thread hop: a sync endpoint pays a hop
+    # for the call and another for validating the page it returns a second time (issue 15).
+    body = await run_in_threadpool(_history_json, store, repo_id, before, limit)
+    return Response(body, media_type="application/json")
+
+
+def _history_json(store: Store, repo_id: str, before: int | None, limit: int) -> bytes:
+    return history_json(store.history_page(repo_id, before=before, limit=limit))
 
 
 @reads.get("/repos/{org}/{name}/revisions/{rev}")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import func
+from sqlalchemy import BigInteger, ColumnElement, Integer, bindparam, case, func
 from sqlalchemy import select as core_select
+from sqlalchemy.engine import Connection
 from sqlmodel import col, select
 
 from hubwatch.errors import NotTracked, UnknownRevision
@@ -30,6 +31,7 @@ from hubwatch.store.sql.base import (
     utc,
 )
 from hubwatch.store.sql.tables import ChangeRow, RepoRow, RevisionRow
+from hubwatch.store.sql.tally import count_after
 
 
 class SqlBrowseStore(SqlBase, BrowseStore):
@@ -37,9 +39,7 @@ class SqlBrowseStore(SqlBase, BrowseStore):
 
     def repo_state(self, repo_id: str) -> RepoState:
         with self._reading() as connection:
-            state = connection.execute(
-                core_select(REPO.c.state).where(REPO.c.repo_id == repo_id)
-            ).scalar_one_or_none()
+            state = connection.execute(_STATE, {"repo_id": repo_id}).scalar_one_or_none()
         if state is None:
             raise NotTracked(f"{repo_id} is not tracked")
         return RepoState(state)
@@ -47,14 +47,15 @@ class SqlBrowseStore(SqlBase, BrowseStore):
     def history_page(
         self, repo_id: str, *, before: int | None = None, limit: int = 50
     ) -> HistoryPage:
-        # NOTE: Core, not ORM rows: a page is read-only and the ORM doubled its cost (issue 15).
+        # NOTE: Core, not ORM rows: a page is read-only and the ORM doubled its cost; one
+        # statement, built once, the repo looked up inside it (issue 15).
+        cursor = _NO_CURSOR if before is None else before
         with self._reading() as connection:
-            repo_pk = self._repo_pk(connection, repo_id)
-            query = core_select(*REVISION_COLUMNS).where(REVISION.c.repo_pk == repo_pk)
-            if before is not None:
-                query = query.where(REVISION.c.id < before)
-            query = query.order_by(REVISION.c.id.desc()).limit(limit + 1)
-            rows = connection.execute(query).all()
+            rows = connection.execute(
+                _PAGE, {"repo_id": repo_id, "before": cursor, "limit": limit + 1}
+            ).all()
+            if not rows:
+                self._repo_pk(connection, repo_id)  # NotTracked, if that is why
         more = len(rows) > limit
         rows = rows[:limit]
         return HistoryPage(
@@ -65,13 +66,9 @@ class SqlBrowseStore(SqlBase, BrowseStore):
 
     def latest_revision(self, repo_id: str) -> StoredRevision | None:
         with self._reading() as connection:
-            repo_pk = self._repo_pk(connection, repo_id)
-            row = connection.execute(
-                core_select(*REVISION_COLUMNS)
-                .where(REVISION.c.repo_pk == repo_pk, REVISION.c.reachable.is_(True))
-                .order_by(REVISION.c.id.desc())
-                .limit(1)
-            ).first()
+            row = connection.execute(_LATEST, {"repo_id": repo_id}).first()
+            if row is None:
+                self._repo_pk(connection, repo_id)  # NotTracked, if that is why
         return as_revision(repo_id, row) if row else None
 
     def revision_changes(self, repo_id: str, sha: CommitSha) -> RevisionChanges:
@@ -93,30 +90,58 @@ class SqlBrowseStore(SqlBase, BrowseStore):
     def change_counts(
         self, repo_id: str, *, after: CommitSha | None = None, since: datetime | None = None
     ) -> dict[Severity, int]:
-        # Changes carry their repo and commit date (migration 0008): with `after`, a range scan
-        # of ix_change_repo_revision, with `since` of ix_change_repo_committed; no revision walk.
         with self._reading() as connection:
-            repo_pk = self._repo_pk(connection, repo_id)
-            query = (
-                core_select(CHANGE.c.severity, func.count())
-                .where(CHANGE.c.repo_pk == repo_pk)
-                .group_by(CHANGE.c.severity)
-            )
-            if after is not None:
-                pinned = connection.execute(
-                    core_select(REVISION.c.id).where(
-                        REVISION.c.repo_pk == repo_pk, REVISION.c.sha == after
-                    )
-                ).scalar_one_or_none()
-                if pinned is None:
-                    raise UnknownRevision(f"{repo_id} has no stored revision {after}")
-                query = query.where(CHANGE.c.revision_pk > pinned)
-            if since is not None:
-                query = query.where(CHANGE.c.committed_at >= since)
+            query = core_select(CHANGE.c.severity, func.count()).group_by(CHANGE.c.severity)
+            query = query.where(*self._counted(connection, repo_id, after, since))
             counts = dict.fromkeys(Severity, 0)
             for severity, count in connection.execute(query).all():
                 counts[Severity(severity)] = int(count)
         return counts
+
+    def count_changes(
+        self, repo_id: str, *, after: CommitSha | None = None, since: datetime | None = None
+    ) -> tuple[int, int]:
+        with self._reading() as connection:
+            if after is not None and since is None:  # the pin's block, then later tallies
+                return count_after(connection, *self._pinned(connection, repo_id, after))
+            if after is None and since is not None:  # a range of ix_change_repo_committed
+                found = connection.execute(_SINCE, {"repo_id": repo_id, "since": since}).one()
+                if found[0] is None:
+                    raise NotTracked(f"{repo_id} is not tracked")
+                return int(found[1]), int(found[2])
+            query = core_select(func.count(), _BREAKING)
+            total, of_breaking = connection.execute(
+                query.where(*self._counted(connection, repo_id, after, since))
+            ).one()
+        return int(total), int(of_breaking)
+
+    def _counted(
+        self,
+        connection: Connection,
+        repo_id: str,
+        after: CommitSha | None,
+        since: datetime | None,
+    ) -> list[ColumnElement[bool]]:
+        """Which changes a count takes. Changes carry their repo and commit date (migration
+        0008): with `after`, a range scan of ix_change_repo_revision, with `since` of
+        ix_change_repo_committed; no revision walk."""
+        if after is None:
+            where = [CHANGE.c.repo_pk == self._repo_pk(connection, repo_id)]
+        else:
+            repo_pk, pinned_pk = self._pinned(connection, repo_id, after)
+            where = [CHANGE.c.repo_pk == repo_pk, CHANGE.c.revision_pk > pinned_pk]
+        if since is not None:
+            where.append(CHANGE.c.committed_at >= since)
+        return where
+
+    def _pinned(self, connection: Connection, repo_id: str, sha: CommitSha) -> tuple[int, int]:
+        """The repo's key and its revision's, in one statement; NotTracked, UnknownRevision."""
+        found = connection.execute(_PINNED, {"repo_id": repo_id, "sha": sha}).first()
+        if found is None:
+            raise NotTracked(f"{repo_id} is not tracked")
+        if found[1] is None:
+            raise UnknownRevision(f"{repo_id} has no stored revision {sha}")
+        return int(found[0]), int(found[1])
 
     def recent_changes(
         self, *, repo_id: str | None = None, org: str | None = None, limit: int = 50
@@ -160,3 +185,35 @@ class SqlBrowseStore(SqlBase, BrowseStore):
                     )
                 )
             return items
+
+
+# The reads badges and history pages make on every request, built once: building a statement
+# cost as much as running it (issue 15).
+_REPO_KEY = core_select(REPO.c.id).where(REPO.c.repo_id == bindparam("repo_id")).scalar_subquery()
+_STATE = core_select(REPO.c.state).where(REPO.c.repo_id == bindparam("repo_id"))
+_NO_CURSOR = 2**62
+"""`before` for the first page: after every position."""
+_PAGE = (
+    core_select(*REVISION_COLUMNS)
+    .where(REVISION.c.repo_pk == _REPO_KEY, REVISION.c.id < bindparam("before", type_=BigInteger))
+    .order_by(REVISION.c.id.desc())
+    .limit(bindparam("limit", type_=Integer))
+)
+_LATEST = (
+    core_select(*REVISION_COLUMNS)
+    .where(REVISION.c.repo_pk == _REPO_KEY, REVISION.c.reachable.is_(True))
+    .order_by(REVISION.c.id.desc())
+    .limit(1)
+)
+_PINNED = (
+    core_select(REPO.c.id, REVISION.c.id)
+    .select_from(REPO)
+    .outerjoin(REVISION, (REVISION.c.repo_pk == REPO.c.id) & (REVISION.c.sha == bindparam("sha")))
+    .where(REPO.c.repo_id == bindparam("repo_id"))
+)
+_BREAKING = func.count(case((CHANGE.c.severity == Severity.BREAKING.value, 1)))
+# NOTE: no GROUP BY: its temporary B-tree doubled SQLite's time for the same range.
+_SINCE = core_select(_REPO_KEY, func.count(), _BREAKING).where(
+    CHANGE.c.repo_pk == _REPO_KEY,
+    CHANGE.c.committed_at >= bindparam("since", type_=CHANGE.c.committed_at.type),
+)

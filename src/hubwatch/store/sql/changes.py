@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import func
+from sqlalchemy import case, func
 from sqlmodel import col, delete, select
 
 from hubwatch.models import Change, CommitSha, RevisionChanges, Severity
 from hubwatch.store.changes import ChangeStore
 from hubwatch.store.sql.base import SqlBase, as_change, as_revision
 from hubwatch.store.sql.tables import ChangeRow, RevisionRow
+from hubwatch.store.sql.tally import add_to_tally, breaking_in
 
 
 class SqlChangeStore(SqlBase, ChangeStore):
@@ -55,17 +56,22 @@ class SqlChangeStore(SqlBase, ChangeStore):
         with self._session() as session:
             revision = self._revision_row(session, self._repo_row(session, repo_id), sha)
             assert revision.id is not None
-            session.exec(
-                delete(ChangeRow).where(
-                    col(ChangeRow.revision_pk) == revision.id, col(ChangeRow.kind) == kind
-                )
-            )
+            these = (col(ChangeRow.revision_pk) == revision.id) & (col(ChangeRow.kind) == kind)
+            replaced = session.exec(
+                select(
+                    func.count(),
+                    func.count(case((col(ChangeRow.severity) == Severity.BREAKING.value, 1))),
+                ).where(these)
+            ).one()
+            session.exec(delete(ChangeRow).where(these))
             last = session.exec(
                 select(func.max(ChangeRow.position)).where(ChangeRow.revision_pk == revision.id)
             ).one()
             base = revision.parents[0] if revision.parents else None
             start = 0 if last is None else int(last) + 1
             session.add_all(change_rows(revision, base, start, changes))
+            total, breaking = len(changes) - replaced[0], breaking_in(changes) - replaced[1]
+            add_to_tally(session, self.dialect, revision.repo_pk, revision.id, total, breaking)
             session.commit()
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func, update
+from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, col, delete, select
+from sqlmodel import col, delete, select
 
 from hubwatch.models import (
     CommitSha,
@@ -19,21 +19,18 @@ from hubwatch.models import (
 )
 from hubwatch.store.repos import RepoStore
 from hubwatch.store.sql.base import SqlBase, as_event, utc
-from hubwatch.store.sql.tables import EventRow, FileRow, RepoRow, RevisionRow
+from hubwatch.store.sql.tables import ChangeTallyRow, EventRow, FileRow, RepoRow, RevisionRow
 
 
 class SqlRepoStore(SqlBase, RepoStore):
     """Repos and events on SQL; removing a repo removes its revisions, files and events."""
 
-    def _tracked(self, session: Session, row: RepoRow) -> TrackedRepo:
-        count = session.exec(
-            select(func.count()).select_from(RevisionRow).where(RevisionRow.repo_pk == row.id)
-        ).one()
+    def _tracked(self, row: RepoRow) -> TrackedRepo:
         return TrackedRepo(
             ref=RepoRef(row.repo_id, SourceKind(row.source), row.url, row.branch),
             state=RepoState(row.state),
             head=CommitSha(row.head_sha) if row.head_sha else None,
-            revisions=int(count),
+            revisions=row.revision_count,  # kept on write: a count grew with history
             added_at=utc(row.added_at),
             last_polled_at=utc(row.last_polled_at),
             last_error=row.last_error,
@@ -68,17 +65,18 @@ class SqlRepoStore(SqlBase, RepoStore):
             session.exec(delete(FileRow).where(col(FileRow.revision_pk).in_(revisions)))
             session.exec(delete(RevisionRow).where(col(RevisionRow.repo_pk) == row.id))
             session.exec(delete(EventRow).where(col(EventRow.repo_pk) == row.id))
+            session.exec(delete(ChangeTallyRow).where(col(ChangeTallyRow.repo_pk) == row.id))
             session.delete(row)
             session.commit()  # blobs stay: other repos may share them
 
     def get_repo(self, repo_id: str) -> TrackedRepo:
         with self._session() as session:
-            return self._tracked(session, self._repo_row(session, repo_id))
+            return self._tracked(self._repo_row(session, repo_id))
 
     def list_repos(self) -> list[TrackedRepo]:
         with self._session() as session:
             rows = session.exec(select(RepoRow).order_by(RepoRow.repo_id)).all()
-            return [self._tracked(session, row) for row in rows]
+            return [self._tracked(row) for row in rows]
 
     def update_repo(
         self,

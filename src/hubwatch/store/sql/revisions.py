@@ -24,6 +24,7 @@ from hubwatch.store.sql.base import SqlBase, as_revision
 from hubwatch.store.sql.changes import change_rows
 from hubwatch.store.sql.estimates import estimate_row
 from hubwatch.store.sql.tables import BlobRow, FileRow, RepoRow, RevisionRow
+from hubwatch.store.sql.tally import count_revision
 
 
 class SqlRevisionStore(SqlBase, RevisionStore):
@@ -83,6 +84,7 @@ class SqlRevisionStore(SqlBase, RevisionStore):
             if rows:  # one executemany (the ORM would split it by which columns are None)
                 session.connection().execute(insert(FILES), rows)
             session.add_all(change_rows(revision, snapshot.base, 0, snapshot.changes))
+            count_revision(session, self.dialect, repo_pk, revision.id, snapshot.changes)
             try:
                 session.commit()
             except IntegrityError:  # the same revision committed by another worker meanwhile

@@ -28,6 +28,8 @@ class RepoRow(SQLModel, table=True):
     last_error: str | None = None
     failures: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
     """Polls in a row that failed; reset by a successful one (degraded after a few)."""
+    revision_count: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
+    """How many revisions are stored, kept by `add_revision`: counting them grew with history."""
 
 
 class RevisionRow(SQLModel, table=True):
@@ -230,6 +232,19 @@ class LineageRow(SQLModel, table=True):
     extra: dict[str, object] = Field(sa_column=Column(JSON, nullable=False))
 
 
+class ChangeTallyRow(SQLModel, table=True):
+    """How many changes, and breaking ones, a repo recorded in one block of revision ids (kept
+    on write): a count since a pinned revision adds blocks instead of scanning each change."""
+
+    __tablename__ = "change_tally"
+
+    repo_pk: int = Field(foreign_key="repo.id", ondelete="CASCADE", primary_key=True)
+    block: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    """The revisions' ids divided by `store.sql.tally.BLOCK`."""
+    total: int
+    breaking: int
+
+
 class ScheduleRow(SQLModel, table=True):
     """When a tracked repo is next due, whether it must be polled now, and which worker has it."""
 
@@ -346,4 +361,11 @@ Index(
     "ix_revision_repo_committed",
     RevisionRow.__table__.c.repo_pk,  # type: ignore[attr-defined]
     RevisionRow.__table__.c.committed_at,  # type: ignore[attr-defined]
+)
+# A history page, newest first, is one range of this (PostgreSQL's index on repo_pk alone is
+# not in id order; SQLite's is, through the rowid).
+Index(
+    "ix_revision_repo_position",
+    RevisionRow.__table__.c.repo_pk,  # type: ignore[attr-defined]
+    RevisionRow.__table__.c.id,  # type: ignore[attr-defined]
 )
