@@ -18,13 +18,16 @@ counted with a SQLAlchemy `before_cursor_execute` listener on every engine, and 
 spent in each built-in differ are summed, to show what of hubwatch's time is comparing rather
 than reading and storing.
 
-Run: python bench/backfill.py [COMMITS] [ROUNDS]
+Run: python bench/backfill.py [COMMITS] [ROUNDS] [--db URL]
+`--db`: store into that database (PostgreSQL, say) instead of a fresh SQLite file: give an
+empty database you can spare, as its public schema is dropped and made afresh every round.
 """
 
 from __future__ import annotations
 
 import collections
 import json
+import os
 import random
 import re
 import subprocess
@@ -36,7 +39,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.support
 
-from sqlalchemy import event
+from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import Engine
 
 from hubwatch.caching import forget_all
@@ -201,10 +204,21 @@ def timed(name: str, differ: Differ) -> Differ:
     return run
 
 
-def backfill(upstream: Path, work: Path, repo_id: str) -> tuple[float, int]:
+def fresh_database(url: str) -> None:
+    """Drop and make again the public schema of the PostgreSQL database at `url`."""
+    engine = create_engine(url)
+    with engine.begin() as connection:
+        connection.execute(text("DROP SCHEMA public CASCADE"))
+        connection.execute(text("CREATE SCHEMA public"))
+    engine.dispose()
+
+
+def backfill(upstream: Path, work: Path, repo_id: str, db: str | None) -> tuple[float, int]:
     """Seconds `track()` took and the revisions it stored; the store is started off the clock."""
     work.mkdir(exist_ok=True)
-    store = SqlStore(f"sqlite:///{work / 'hubwatch.db'}")
+    if db is not None:
+        fresh_database(db)
+    store = SqlStore(db or f"sqlite:///{work / 'hubwatch.db'}")
     store.start()
     source = GitSource(work / "mirrors", timeout_s=600)
     # the generic differ is told apart by identity (diff_revisions): it is left as it is
@@ -224,9 +238,21 @@ def backfill(upstream: Path, work: Path, repo_id: str) -> tuple[float, int]:
     return elapsed, len(result.new)
 
 
+def load() -> str:
+    """The 1, 5 and 15 minute load averages: other processes share the machine."""
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
 def main() -> None:
-    commits = int(sys.argv[1]) if len(sys.argv) > 1 else 240
-    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    before = load()
+    args = sys.argv[1:]
+    db = None
+    if "--db" in args:
+        at = args.index("--db")
+        db = args[at + 1]
+        del args[at : at + 2]
+    commits = int(args[0]) if args else 240
+    rounds = int(args[1]) if len(args) > 1 else 3
     configure_logging("WARNING")
     statements: collections.Counter[str] = collections.Counter()
     counting = False
@@ -242,7 +268,7 @@ def main() -> None:
         upstream, warm = tmp / "upstream", tmp / "warm-upstream"
         make_repo(upstream, history(commits), lfs_patterns=())
         make_repo(warm, history(10, seed=1), lfs_patterns=())
-        backfill(warm, tmp / "warm", "bench/warm-up")  # lazy imports and first-use caches
+        backfill(warm, tmp / "warm", "bench/warm-up", db)  # lazy imports and first-use caches
         floor = hub = float("inf")
         blobs = stored = 0
         in_differs: collections.Counter[str] = collections.Counter()
@@ -256,13 +282,14 @@ def main() -> None:
             hub_at.mkdir()
             statements.clear()
             counting = True
-            took, stored = backfill(upstream, hub_at, "bench/backfill")
+            took, stored = backfill(upstream, hub_at, "bench/backfill", db)
             counting = False
             if took < hub:
                 hub, in_differs = took, DIFFER_SECONDS.copy()
     total = sum(statements.values())
     print(f"history: {commits} revisions built with git ({blobs} distinct blobs read), best of")
-    print(f"{rounds}, start-up excluded, SQLite")
+    where = "SQLite" if db is None else db.split(":", 1)[0]
+    print(f"{rounds}, start-up excluded, {where}; load average {before} before, {load()} after")
     print(f"{'case':48} {'seconds':>8} {'ms/revision':>12} {'ratio':>7}")
     for label, took in (
         ("hubwatch track() (clone, read, diff, store)", hub),

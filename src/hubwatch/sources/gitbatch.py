@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
@@ -23,8 +24,10 @@ class CatFileBatch:
     """Reads objects by id through one long-lived `git cat-file --batch` in `mirror`.
 
     Started on the first read; `close()` ends it. The process may run for `timeout_s` in all,
-    then it is killed and reads raise SourceUnavailable. Object ids only reach git, one a line,
-    so nothing a repo holds is parsed as a name. Reads from several threads take turns.
+    then it is killed and reads raise SourceUnavailable; a read that finds it older than half
+    that starts a fresh one first, so that a reader kept for a whole backfill (one process for
+    thousands of revisions) is never killed for its age alone. Object ids only reach git, one a
+    line, so nothing a repo holds is parsed as a name. Reads from several threads take turns.
     """
 
     def __init__(self, mirror: Path, timeout_s: float) -> None:
@@ -32,6 +35,7 @@ class CatFileBatch:
         self._timeout_s = timeout_s
         self._proc: subprocess.Popen[bytes] | None = None
         self._timer: threading.Timer | None = None
+        self._started = 0.0
         self._lock = threading.Lock()
         self._last: BatchObject | None = None
 
@@ -73,6 +77,8 @@ class CatFileBatch:
         self._last = None
 
     def _pipes(self) -> tuple[IO[bytes], IO[bytes]]:
+        if self._proc is not None and time.monotonic() - self._started > self._timeout_s / 2:
+            self._stop()  # between two reads: the stream is in step, nothing is lost
         if self._proc is None:
             self._proc = subprocess.Popen(
                 ["git", "-C", str(self._mirror), "cat-file", "--batch"],
@@ -81,6 +87,7 @@ class CatFileBatch:
                 stderr=subprocess.DEVNULL,
                 env=git_env(),
             )
+            self._started = time.monotonic()
             self._timer = threading.Timer(self._timeout_s, self._proc.kill)
             self._timer.daemon = True
             self._timer.start()
