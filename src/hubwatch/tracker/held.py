@@ -110,10 +110,10 @@ class HeldKnown(KnownContent):
                 self._headers.setdefault(f.lfs_sha256 or f.blob_id, read)
 
     def content(self, path: str, blob_id: str) -> ReadResult | None:
-        return self.contents([(path, blob_id)]).get((path, blob_id))
+        return self._contents.get((path, blob_id)) or self._store.content(path, blob_id)
 
     def header(self, object_id: str) -> ReadResult | None:
-        return self.headers([object_id]).get(object_id)
+        return self._headers.get(object_id) or self._store.header(object_id)
 
     def blob(self, sha256: ContentSha) -> bytes:
         return self._store.blob(sha256)
