@@ -471,7 +471,9 @@ def test_a_backfill_reads_every_revision_through_one_cat_file_and_fetches_nothin
     commands = [argv[0] for argv in git_commands(trace)]
     assert commands.count("clone") == 1 and "fetch" not in commands
     batches = [argv for argv in git_commands(trace) if argv[0] == "cat-file"]
-    assert batches == [["cat-file", "--batch"]] * 2  # the commits, then one for all revisions
+    # the commits, then one for all revisions' trees and files, and one for the files' sizes
+    assert batches == [["cat-file", "--batch"]] * 2 + [["cat-file", "--batch-check"]]
+    assert "ls-tree" not in commands  # trees are read through the same process
     add_commits(upstream, [CommitSpec({"README.md": b"v5"})])
     trace.unlink()
     assert tracker.poll("org/m").new
