@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from hubwatch.errors import SourceUnavailable, UnexpectedResponse
 from hubwatch.sources.gitcmd import git_env
@@ -36,6 +36,10 @@ class CatFileBatch:
         self._timeout_s = timeout_s
         self._mode = "--batch-check" if check else "--batch"
         self._sizes: CatFileBatch | None = None  # the --batch-check beside, once asked
+        self.memo: dict[tuple[str, str], Any] = {}
+        """What callers derived from objects read through this reader (parsed trees, blob
+        sizes), by (what, object id): kept as long as the reader, which reads one mirror,
+        whose objects never change. Not shared with another mirror: it may lack them."""
         self._proc: subprocess.Popen[bytes] | None = None
         self._timer: threading.Timer | None = None
         self._started = 0.0

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from hubwatch.caching import BoundedCache
 from hubwatch.errors import RevisionNotFound, SourceError
 from hubwatch.models import CommitSha, FileEntry, RepoRef
 from hubwatch.sources.gitbatch import CatFileBatch
@@ -62,24 +61,23 @@ def list_tree(
     return _entries(git, mirror, sha, files, reader)
 
 
-_TREES: BoundedCache[list[tuple[str, bytes, str]]] = BoundedCache(4096)
-"""Trees by object id, parsed: most folders of a commit are its parent's, unchanged."""
-_SIZES: BoundedCache[int] = BoundedCache(65536)
-"""Blob sizes by object id (a blob never changes)."""
+_MEMO_MAX = 200_000
+"""Parsed trees and blob sizes a reader keeps (`CatFileBatch.memo`) before starting afresh."""
 
 
 def _read_rows(reader: CatFileBatch, sha: CommitSha) -> list[TreeRow] | None:
     """The rows `ls-tree -r -l` prints, read through the snapshot's `cat-file` processes
     instead of starting one more per revision. None when anything is missing, odd or fails:
     `ls-tree` then lists the commit, and says what is wrong."""
+    memo = reader.memo
+    if len(memo) > _MEMO_MAX:
+        memo.clear()
     try:
         (commit,) = reader.read_many([sha])
         header = commit.data.split(b"\n", 1)[0].split(b" ")
         if commit.kind != "commit" or len(header) != 2 or header[0] != b"tree":
             return None
         trees = _trees(reader, header[1].decode("ascii"))
-        if trees is None:
-            return None
         root = header[1].decode("ascii")
         blobs: list[tuple[str, bytes, str]] = []  # mode, path, oid
         stack = [(b"", iter(trees[root]))]
@@ -92,13 +90,13 @@ def _read_rows(reader: CatFileBatch, sha: CommitSha) -> list[TreeRow] | None:
                 stack.append((prefix + entry[1] + b"/", iter(trees[entry[2]])))
             else:
                 blobs.append((entry[0], prefix + entry[1], entry[2]))
-        sizes = {oid: _SIZES.get(oid) for mode, _, oid in blobs if mode != _SUBMODULE}
+        # sizes by blob id, kept by the reader: most files of a commit are its parent's
+        sizes = {oid: memo.get(("size", oid)) for mode, _, oid in blobs if mode != _SUBMODULE}
         unknown = sorted(oid for oid, size in sizes.items() if size is None)
         for obj in reader.sizes(unknown) if unknown else []:
             if obj.kind != "blob":
                 return None  # missing, or not a file: ls-tree says what
-            _SIZES.put(obj.name, obj.size)
-            sizes[obj.name] = obj.size
+            memo["size", obj.name] = sizes[obj.name] = obj.size
     except (SourceError, UnicodeDecodeError, ValueError):
         return None  # git gone, or an answer not as expected: ls-tree says what
     return [
@@ -109,23 +107,22 @@ def _read_rows(reader: CatFileBatch, sha: CommitSha) -> list[TreeRow] | None:
     ]
 
 
-def _trees(reader: CatFileBatch, root: str) -> dict[str, list[tuple[str, bytes, str]]] | None:
-    """Every tree under `root` by object id, parsed; None when one is missing."""
+def _trees(reader: CatFileBatch, root: str) -> dict[str, list[tuple[str, bytes, str]]]:
+    """Every tree under `root` by object id, parsed (those parsed before kept by the reader:
+    most folders of a commit are its parent's); ValueError when one is missing."""
+    memo = reader.memo
     trees: dict[str, list[tuple[str, bytes, str]]] = {}
     level = [root]
     while level:
-        unread = [oid for oid in dict.fromkeys(level) if _TREES.get(oid) is None]
+        unread = [oid for oid in dict.fromkeys(level) if ("tree", oid) not in memo]
         for obj in reader.read_many(unread) if unread else []:
             if obj.kind != "tree":
-                return None
-            _TREES.put(obj.name, parse_raw_tree(obj.data, len(obj.name) // 2))
+                raise ValueError(f"not a tree: {obj.name}")
+            memo["tree", obj.name] = parse_raw_tree(obj.data, len(obj.name) // 2)
         below = []
         for oid in level:
-            entries = _TREES.get(oid)
-            if entries is None:  # dropped from the cache meanwhile: read again next time
-                return None
-            trees[oid] = entries
-            below += [child for mode, _, child in entries if mode == _TREE]
+            trees[oid] = memo["tree", oid]
+            below += [child for mode, _, child in trees[oid] if mode == _TREE]
         level = below
     return trees
 
