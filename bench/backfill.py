@@ -13,20 +13,26 @@ a warm-up on another repo are outside the clock; each round starts cold (the pro
 caches emptied, the render worker stopped). Baseline, in the same run: the git floor, that
 is the mirror cloned, the commits listed (`git rev-list` and one `git cat-file --batch`), and per
 revision one `git ls-tree -r -l -z` and one `git cat-file --batch` of the blobs hubwatch reads
-from git there (those not read at an earlier revision). Best of ROUNDS each. SQL statements are
+from git there (those not read at an earlier revision). Best of ROUNDS each, in wall time and
+in CPU time (this process's and its children's, git included: what other processes' load
+disturbs least on a shared machine). SQL statements are
 counted with a SQLAlchemy `before_cursor_execute` listener on every engine, and the seconds
 spent in each built-in differ are summed, to show what of hubwatch's time is comparing rather
 than reading and storing.
 
-Run: python bench/backfill.py [COMMITS] [ROUNDS]
+Run: python bench/backfill.py [COMMITS] [ROUNDS] [--db URL]
+`--db`: store into that database (PostgreSQL, say) instead of a fresh SQLite file: give an
+empty database you can spare, as its public schema is dropped and made afresh every round.
 """
 
 from __future__ import annotations
 
 import collections
 import json
+import os
 import random
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -36,7 +42,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.support
 
-from sqlalchemy import event
+from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import Engine
 
 from hubwatch.caching import forget_all
@@ -201,10 +207,32 @@ def timed(name: str, differ: Differ) -> Differ:
     return run
 
 
-def backfill(upstream: Path, work: Path, repo_id: str) -> tuple[float, int]:
-    """Seconds `track()` took and the revisions it stored; the store is started off the clock."""
+def fresh_database(url: str) -> None:
+    """Drop and make again the public schema of the PostgreSQL database at `url`."""
+    engine = create_engine(url)
+    with engine.begin() as connection:
+        connection.execute(text("DROP SCHEMA public CASCADE"))
+        connection.execute(text("CREATE SCHEMA public"))
+    engine.dispose()
+
+
+def cpu_seconds() -> float:
+    """User and system CPU seconds of this process and of its children waited for so far."""
+    mine, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return mine.ru_utime + mine.ru_stime + children.ru_utime + children.ru_stime
+
+
+def backfill(upstream: Path, work: Path, repo_id: str, db: str | None) -> tuple[float, float, int]:
+    """Seconds `track()` took (wall, CPU) and the revisions it stored; the store is started
+    off the clock. CPU counts git and the render worker (stopped, so counted, at the end), not
+    a database server's."""
     work.mkdir(exist_ok=True)
-    store = SqlStore(f"sqlite:///{work / 'hubwatch.db'}")
+    if db is not None:
+        fresh_database(db)
+    store = SqlStore(db or f"sqlite:///{work / 'hubwatch.db'}")
     store.start()
     source = GitSource(work / "mirrors", timeout_s=600)
     # the generic differ is told apart by identity (diff_revisions): it is left as it is
@@ -215,18 +243,32 @@ def backfill(upstream: Path, work: Path, repo_id: str) -> tuple[float, int]:
     # round or the warm-up, and the render worker started afresh inside the clock
     forget_all()
     render_server.SHARED.stop()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), cpu_seconds()
     result = tracker.track(RepoRef(repo_id, SourceKind.GIT, str(upstream)))
     elapsed = time.perf_counter() - start
+    render_server.SHARED.stop()
+    cpu = cpu_seconds() - cpu
     source.close()
     store.close()
     assert result.error is None, result.error
-    return elapsed, len(result.new)
+    return elapsed, cpu, len(result.new)
+
+
+def load() -> str:
+    """The 1, 5 and 15 minute load averages: other processes share the machine."""
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 def main() -> None:
-    commits = int(sys.argv[1]) if len(sys.argv) > 1 else 240
-    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    before = load()
+    args = sys.argv[1:]
+    db = None
+    if "--db" in args:
+        at = args.index("--db")
+        db = args[at + 1]
+        del args[at : at + 2]
+    commits = int(args[0]) if args else 240
+    rounds = int(args[1]) if len(args) > 1 else 3
     configure_logging("WARNING")
     statements: collections.Counter[str] = collections.Counter()
     counting = False
@@ -242,33 +284,41 @@ def main() -> None:
         upstream, warm = tmp / "upstream", tmp / "warm-upstream"
         make_repo(upstream, history(commits), lfs_patterns=())
         make_repo(warm, history(10, seed=1), lfs_patterns=())
-        backfill(warm, tmp / "warm", "bench/warm-up")  # lazy imports and first-use caches
-        floor = hub = float("inf")
+        backfill(warm, tmp / "warm", "bench/warm-up", db)  # lazy imports and first-use caches
+        floor = hub = floor_cpu = hub_cpu = float("inf")
         blobs = stored = 0
         in_differs: collections.Counter[str] = collections.Counter()
         for n in range(rounds):
             floor_at = tmp / f"floor-{n}"
             floor_at.mkdir()
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), cpu_seconds()
             blobs = git_floor(upstream, floor_at, wanted)
             floor = min(floor, time.perf_counter() - start)
+            floor_cpu = min(floor_cpu, cpu_seconds() - cpu)
             hub_at = tmp / f"hub-{n}"
             hub_at.mkdir()
             statements.clear()
             counting = True
-            took, stored = backfill(upstream, hub_at, "bench/backfill")
+            took, cpu, stored = backfill(upstream, hub_at, "bench/backfill", db)
             counting = False
+            hub_cpu = min(hub_cpu, cpu)
             if took < hub:
                 hub, in_differs = took, DIFFER_SECONDS.copy()
     total = sum(statements.values())
     print(f"history: {commits} revisions built with git ({blobs} distinct blobs read), best of")
-    print(f"{rounds}, start-up excluded, SQLite")
-    print(f"{'case':48} {'seconds':>8} {'ms/revision':>12} {'ratio':>7}")
-    for label, took in (
-        ("hubwatch track() (clone, read, diff, store)", hub),
-        ("baseline: git alone (clone, ls-tree, cat-file)", floor),
+    where = "SQLite" if db is None else db.split(":", 1)[0]
+    print(f"{rounds}, start-up excluded, {where}; load average {before} before, {load()} after")
+    print("(CPU: user + system seconds with git's, what other processes' load disturbs least)")
+    print(f"{'case':48} {'seconds':>8} {'ms/rev':>7} {'ratio':>6} {'CPU s':>7} {'ratio':>6}")
+    for label, took, cpu in (
+        ("hubwatch track() (clone, read, diff, store)", hub, hub_cpu),
+        ("baseline: git alone (clone, ls-tree, cat-file)", floor, floor_cpu),
     ):
-        print(f"{label:48} {took:>8.3f} {1000 * took / commits:>12.2f} {took / floor:>7.2f}")
+        ms = 1000 * took / commits
+        print(
+            f"{label:48} {took:>8.3f} {ms:>7.2f} {took / floor:>6.2f} "
+            f"{cpu:>7.3f} {cpu / floor_cpu:>6.2f}"
+        )
     top = ", ".join(f"{name} {took:.2f} s" for name, took in in_differs.most_common(3))
     print(f"of hubwatch's time, in differs: {sum(in_differs.values()):.3f} s ({top})")
     per = total / stored

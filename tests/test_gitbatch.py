@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -56,3 +57,16 @@ def test_a_git_that_cannot_answer_is_unavailable(tmp_path: Path) -> None:
     with pytest.raises(SourceUnavailable, match="cat-file --batch ended"):
         reader.read("0" * 40)
     reader.close()
+
+
+def test_a_reader_past_half_its_time_limit_reads_through_a_fresh_process(repo: Path) -> None:
+    # a reader held for a whole backfill outlives any one process's time limit: the process
+    # that the limit killed meanwhile is replaced between two reads, and the read succeeds
+    small = git(repo, "rev-parse", "HEAD:a.txt")
+    reader = CatFileBatch(repo, timeout_s=0.2)
+    try:
+        assert reader.read_many([small])[0].data == b"A\n"
+        time.sleep(0.4)  # past the limit: the first process was killed
+        assert reader.read_many([small])[0].data == b"A\n"
+    finally:
+        reader.close()

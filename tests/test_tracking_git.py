@@ -455,7 +455,7 @@ def git_commands(trace: Path) -> list[list[str]]:
     return commands
 
 
-def test_a_backfill_reads_each_revision_through_one_cat_file_and_fetches_nothing(
+def test_a_backfill_reads_every_revision_through_one_cat_file_and_fetches_nothing(
     store: SqlStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     upstream = tmp_path / "up"
@@ -471,7 +471,9 @@ def test_a_backfill_reads_each_revision_through_one_cat_file_and_fetches_nothing
     commands = [argv[0] for argv in git_commands(trace)]
     assert commands.count("clone") == 1 and "fetch" not in commands
     batches = [argv for argv in git_commands(trace) if argv[0] == "cat-file"]
-    assert batches == [["cat-file", "--batch"]] * 5  # the commits, then one per revision
+    # the commits, then one for all revisions' trees and files, and one for the files' sizes
+    assert batches == [["cat-file", "--batch"]] * 2 + [["cat-file", "--batch-check"]]
+    assert "ls-tree" not in commands  # trees are read through the same process
     add_commits(upstream, [CommitSpec({"README.md": b"v5"})])
     trace.unlink()
     assert tracker.poll("org/m").new

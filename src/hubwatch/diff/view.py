@@ -93,6 +93,25 @@ class RevisionView:
                 )
         return cls(entries, contents, headers, card, load, sha, estimate)
 
+    def as_stored(
+        self, card: Mapping[str, object] | None, estimate: Estimate | None
+    ) -> RevisionView:
+        """This view of a snapshot as `of_stored` reads it back once stored: entries by path
+        without their problem, and the `card` and `estimate` as read back. What was parsed so
+        far is kept (the bytes are the same), so the next revision's diff does not parse it."""
+        entries = sorted(self.files.values(), key=lambda entry: entry.path)
+        view = RevisionView(
+            (FileEntry(e.path, e.size, e.blob_id, e.lfs_sha256) for e in entries),
+            self._contents,
+            self._headers,
+            card,
+            self._load,
+            self.sha,
+            estimate,
+        )
+        view._cache = self._cache
+        return view
+
     # -- reads ------------------------------------------------------------------------------
 
     def status(self, path: str) -> ReadStatus | None:

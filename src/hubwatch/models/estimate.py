@@ -39,9 +39,32 @@ class Estimate:
     GGUF files (and in estimates stored before GGUF was read)."""
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """The fields as plain data, copied (what `dataclasses.asdict` gives, without its
+        per-value dispatch: a backfill stores one per revision, of thousands of values)."""
+        return {name: _copied(getattr(self, name)) for name in self.__dataclass_fields__}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Estimate:
         known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
         return cls(**known)
+
+
+_LEAVES = (str, int, float, bool, type(None))
+
+
+def _copied(value: Any) -> Any:
+    """`value` copied as `dataclasses.asdict` copies a field's value."""
+    if isinstance(value, _LEAVES):
+        return value  # immutable: asdict's deepcopy returns it as is
+    if type(value) is dict:
+        return {_copied(k): _copied(v) for k, v in value.items()}
+    if type(value) is list:
+        return [_copied(v) for v in value]
+    if type(value) is tuple:
+        return tuple(_copied(v) for v in value)
+    return asdict(_Holder(value)).get("value")  # anything else, as asdict copies it
+
+
+@dataclass(frozen=True, slots=True)
+class _Holder:
+    value: Any

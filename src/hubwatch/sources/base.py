@@ -61,7 +61,8 @@ class RevisionSource(ABC):
 
     def reading(self, repo: RepoRef, sha: CommitSha) -> AbstractContextManager[object]:
         """A block in which the listing and reads of `sha` may share one connection or
-        process (a snapshot's); outside one, each read stands alone."""
+        process (a snapshot's), and those of any other revision read in it (a poll reads all
+        its new revisions in one); outside one, each read stands alone."""
         return nullcontext()
 
     def head(self, repo: RepoRef) -> CommitSha:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 import subprocess
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from hubwatch.errors import SourceUnavailable, UnexpectedResponse
 from hubwatch.sources.gitcmd import git_env
@@ -23,15 +24,25 @@ class CatFileBatch:
     """Reads objects by id through one long-lived `git cat-file --batch` in `mirror`.
 
     Started on the first read; `close()` ends it. The process may run for `timeout_s` in all,
-    then it is killed and reads raise SourceUnavailable. Object ids only reach git, one a line,
-    so nothing a repo holds is parsed as a name. Reads from several threads take turns.
+    then it is killed and reads raise SourceUnavailable; a read that finds it older than half
+    that starts a fresh one first, so that a reader kept for a whole backfill (one process for
+    thousands of revisions) is never killed for its age alone. Object ids only reach git, one a
+    line, so nothing a repo holds is parsed as a name. Reads from several threads take turns.
     """
 
-    def __init__(self, mirror: Path, timeout_s: float) -> None:
+    def __init__(self, mirror: Path, timeout_s: float, *, check: bool = False) -> None:
+        """`check`: a `--batch-check`, which answers types and sizes only (no bytes)."""
         self._mirror = mirror
         self._timeout_s = timeout_s
+        self._mode = "--batch-check" if check else "--batch"
+        self._sizes: CatFileBatch | None = None  # the --batch-check beside, once asked
+        self.memo: dict[tuple[str, str], Any] = {}
+        """What callers derived from objects read through this reader (parsed trees, blob
+        sizes), by (what, object id): kept as long as the reader, which reads one mirror,
+        whose objects never change. Not shared with another mirror: it may lack them."""
         self._proc: subprocess.Popen[bytes] | None = None
         self._timer: threading.Timer | None = None
+        self._started = 0.0
         self._lock = threading.Lock()
         self._last: BatchObject | None = None
 
@@ -58,7 +69,7 @@ class CatFileBatch:
                     chunk = oids[start : start + _ASKED_AT_ONCE]
                     stdin.write("".join(f"{oid}\n" for oid in chunk).encode("ascii"))
                     stdin.flush()
-                    found += [_answer(stdout, oid) for oid in chunk]
+                    found += [_answer(stdout, oid, self._mode == "--batch") for oid in chunk]
             except (OSError, ValueError) as exc:  # a broken pipe: git is gone
                 self._stop()
                 raise SourceUnavailable(self._ended()) from exc
@@ -67,20 +78,32 @@ class CatFileBatch:
                 raise
         return found
 
+    def sizes(self, oids: Sequence[str]) -> list[BatchObject]:
+        """The objects' types and sizes (no bytes), in the order asked, through a second,
+        `--batch-check` process: a weight file's size is known without reading it."""
+        if self._sizes is None:
+            self._sizes = CatFileBatch(self._mirror, self._timeout_s, check=True)
+        return self._sizes.read_many(oids)
+
     def close(self) -> None:
         with self._lock:
             self._stop()
         self._last = None
+        if self._sizes is not None:
+            self._sizes.close()
 
     def _pipes(self) -> tuple[IO[bytes], IO[bytes]]:
+        if self._proc is not None and time.monotonic() - self._started > self._timeout_s / 2:
+            self._stop()  # between two reads: the stream is in step, nothing is lost
         if self._proc is None:
             self._proc = subprocess.Popen(
-                ["git", "-C", str(self._mirror), "cat-file", "--batch"],
+                ["git", "-C", str(self._mirror), "cat-file", self._mode],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
                 env=git_env(),
             )
+            self._started = time.monotonic()
             self._timer = threading.Timer(self._timeout_s, self._proc.kill)
             self._timer.daemon = True
             self._timer.start()
@@ -88,7 +111,8 @@ class CatFileBatch:
         return self._proc.stdin, self._proc.stdout
 
     def _ended(self) -> str:
-        return f"git cat-file --batch ended before answering (it may run {self._timeout_s:.0f}s)"
+        limit = f"{self._timeout_s:.0f}s"
+        return f"git cat-file {self._mode} ended before answering (it may run {limit})"
 
     def _stop(self) -> None:
         if self._timer is not None:
@@ -110,8 +134,9 @@ class CatFileBatch:
         proc.stdout.close()
 
 
-def _answer(stdout: IO[bytes], oid: str) -> BatchObject:
-    """One object's answer: `<oid> <type> <size>\\n<size bytes>\\n`, or `<oid> missing\\n`."""
+def _answer(stdout: IO[bytes], oid: str, with_data: bool = True) -> BatchObject:
+    """One object's answer: `<oid> <type> <size>\\n<size bytes>\\n`, or `<oid> missing\\n`;
+    without the bytes from `--batch-check`."""
     line = stdout.readline()
     if not line.endswith(b"\n"):
         raise ValueError("end of output")
@@ -121,6 +146,8 @@ def _answer(stdout: IO[bytes], oid: str) -> BatchObject:
     kind, size = found
     if kind is None:
         return BatchObject(oid, None)
+    if not with_data:
+        return BatchObject(oid, kind, b"", size)
     data = stdout.read(size + 1)
     if len(data) != size + 1:
         raise ValueError("end of output")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from hubwatch.errors import RevisionNotFound
+from hubwatch.errors import RevisionNotFound, SourceError
 from hubwatch.models import CommitSha, FileEntry, RepoRef
 from hubwatch.sources.gitbatch import CatFileBatch
 from hubwatch.sources.gitcmd import GitFailed, GitRunner, damaged, missing_object
@@ -42,11 +42,13 @@ def list_tree(
     """
     if sha.startswith("-"):
         raise RevisionNotFound(f"{repo.repo_id}: invalid revision {sha!r}")
-    try:
-        rows = parse_tree(git("ls-tree", "-r", "-l", "-z", "--full-tree", sha, cwd=mirror))
-    except GitFailed:
-        # a missing folder stops `ls-tree -r` where it is met: walk what can be read instead
-        rows = _walk(git, mirror, _root_tree(git, repo, mirror, sha))
+    rows = _read_rows(reader, sha) if reader is not None else None
+    if rows is None:
+        try:
+            rows = parse_tree(git("ls-tree", "-r", "-l", "-z", "--full-tree", sha, cwd=mirror))
+        except GitFailed:
+            # a missing folder stops `ls-tree -r` where it is met: walk what can be read instead
+            rows = _walk(git, mirror, _root_tree(git, repo, mirror, sha))
     files: list[tuple[str, str, int, str | None]] = []  # path, blob, size, problem
     for row in rows:
         if row.kind == "commit":
@@ -57,6 +59,72 @@ def list_tree(
             problem = missing_object(row.oid)  # only a folder git could not read is listed
         files.append((path, row.oid, row.size or 0, problem))
     return _entries(git, mirror, sha, files, reader)
+
+
+_MEMO_MAX = 200_000
+"""Parsed trees and blob sizes a reader keeps (`CatFileBatch.memo`) before starting afresh."""
+
+
+def _read_rows(reader: CatFileBatch, sha: CommitSha) -> list[TreeRow] | None:
+    """The rows `ls-tree -r -l` prints, read through the snapshot's `cat-file` processes
+    instead of starting one more per revision. None when anything is missing, odd or fails:
+    `ls-tree` then lists the commit, and says what is wrong."""
+    memo = reader.memo
+    if len(memo) > _MEMO_MAX:
+        memo.clear()
+    try:
+        (commit,) = reader.read_many([sha])
+        header = commit.data.split(b"\n", 1)[0].split(b" ")
+        if commit.kind != "commit" or len(header) != 2 or header[0] != b"tree":
+            return None
+        trees = _trees(reader, header[1].decode("ascii"))
+        root = header[1].decode("ascii")
+        blobs: list[tuple[str, bytes, str]] = []  # mode, path, oid
+        stack = [(b"", iter(trees[root]))]
+        while stack:  # depth first, each tree's entries in order: ls-tree -r's order
+            prefix, entries = stack[-1]
+            entry = next(entries, None)
+            if entry is None:
+                stack.pop()
+            elif entry[0] == _TREE:
+                stack.append((prefix + entry[1] + b"/", iter(trees[entry[2]])))
+            else:
+                blobs.append((entry[0], prefix + entry[1], entry[2]))
+        # sizes by blob id, kept by the reader: most files of a commit are its parent's
+        sizes = {oid: memo.get(("size", oid)) for mode, _, oid in blobs if mode != _SUBMODULE}
+        unknown = sorted(oid for oid, size in sizes.items() if size is None)
+        for obj in reader.sizes(unknown) if unknown else []:
+            if obj.kind != "blob":
+                return None  # missing, or not a file: ls-tree says what
+            memo["size", obj.name] = sizes[obj.name] = obj.size
+    except (SourceError, UnicodeDecodeError, ValueError):
+        return None  # git gone, or an answer not as expected: ls-tree says what
+    return [
+        TreeRow(mode, "commit", oid, None, path)
+        if mode == _SUBMODULE
+        else TreeRow(mode, "blob", oid, sizes[oid], path)
+        for mode, path, oid in blobs
+    ]
+
+
+def _trees(reader: CatFileBatch, root: str) -> dict[str, list[tuple[str, bytes, str]]]:
+    """Every tree under `root` by object id, parsed (those parsed before kept by the reader:
+    most folders of a commit are its parent's); ValueError when one is missing."""
+    memo = reader.memo
+    trees: dict[str, list[tuple[str, bytes, str]]] = {}
+    level = [root]
+    while level:
+        unread = [oid for oid in dict.fromkeys(level) if ("tree", oid) not in memo]
+        for obj in reader.read_many(unread) if unread else []:
+            if obj.kind != "tree":
+                raise ValueError(f"not a tree: {obj.name}")
+            memo["tree", obj.name] = parse_raw_tree(obj.data, len(obj.name) // 2)
+        below = []
+        for oid in level:
+            trees[oid] = memo["tree", oid]
+            below += [child for mode, _, child in trees[oid] if mode == _TREE]
+        level = below
+    return trees
 
 
 def _root_tree(git: GitRunner, repo: RepoRef, mirror: Path, sha: CommitSha) -> str:

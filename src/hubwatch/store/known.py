@@ -5,7 +5,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 
-from hubwatch.models import ContentSha, ReadResult
+from hubwatch.models import ContentSha, ReadResult, ReadStatus
+
+REUSABLE = (ReadStatus.STORED, ReadStatus.INVALID, ReadStatus.OVER_CAP, ReadStatus.UNAVAILABLE)
+"""Reads whose outcome depends only on the bytes, so a later revision may reuse them."""
 
 
 class KnownContent(ABC):

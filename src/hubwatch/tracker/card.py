@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hubwatch.caching import BoundedCache
 from hubwatch.errors import InvalidRepoId, UnsafeContent
 from hubwatch.models.lineage import Relation
 from hubwatch.models.repo import validate_repo_id
@@ -24,7 +26,29 @@ MAX_BASES = 16
 
 
 def parse_front_matter(text: str) -> dict[str, Any]:
-    """The CARD_KEYS found in a README's YAML front matter; UnsafeContent saying why if unread."""
+    """The CARD_KEYS found in a README's YAML front matter; UnsafeContent saying why if unread.
+
+    Parsed once per distinct README (most revisions of a history keep the one before); the
+    dict is shared with other callers given the same README: never mutate it."""
+    key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    found = _PARSED.get(key)
+    if found is None:
+        try:
+            found = (_parse(text), None)
+        except UnsafeContent as exc:
+            found = ({}, str(exc))
+        _PARSED.put(key, found)
+    card, error = found
+    if error is not None:
+        raise UnsafeContent(error)
+    return card
+
+
+_PARSED: BoundedCache[tuple[dict[str, Any], str | None]] = BoundedCache(8)
+"""Cards by the sha256 of their README, or why its front matter could not be read."""
+
+
+def _parse(text: str) -> dict[str, Any]:
     data = load_front_matter(text)
     if data is None:
         return {}

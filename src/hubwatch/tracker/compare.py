@@ -8,6 +8,7 @@ from dataclasses import replace
 from hubwatch.diff import Differ, RevisionView, diff_revisions
 from hubwatch.models import Change, CommitSha, Snapshot, StoredFile
 from hubwatch.store.base import Store
+from hubwatch.tracker.held import LastStored
 
 FilesOf = Callable[[], Sequence[StoredFile]]
 """The stored files of the revision being viewed, when the caller reads them anyway."""
@@ -34,10 +35,20 @@ def diff_snapshot(
     base: CommitSha | None,
     differs: Mapping[str, Differ] | None = None,
     base_files: FilesOf | None = None,
+    held: LastStored | None = None,
 ) -> Snapshot:
-    """The snapshot with its changes against the stored revision `base` (None: an empty one)."""
-    old = stored_view(store, repo_id, base, base_files) if base else RevisionView.empty()
-    changes = diff_revisions(old, RevisionView.of_snapshot(snapshot, store.blob), differs)
+    """The snapshot with its changes against the stored revision `base` (None: an empty one).
+
+    `held`: the revision stored last, viewed from memory when it is `base`; the new view is
+    offered to it, to be held once the snapshot is stored."""
+    old = RevisionView.empty()
+    if base:
+        in_memory = held.view(base) if held is not None else None
+        old = in_memory or stored_view(store, repo_id, base, base_files)
+    new = RevisionView.of_snapshot(snapshot, store.blob)
+    changes = diff_revisions(old, new, differs)
+    if held is not None:
+        held.offer(new)
     return replace(snapshot, changes=tuple(changes), base=base)
 
 

@@ -42,6 +42,7 @@ from hubwatch.models import (
 )
 from hubwatch.tracker.compare import diff_snapshot
 from hubwatch.tracker.estimate import CONFIG, with_estimate
+from hubwatch.tracker.held import LastStored
 from hubwatch.tracker.lineage import LineageJudge, LineageResult
 from hubwatch.tracker.partial import KIND as PARTIAL
 from hubwatch.tracker.partial import Partial, partial_of, with_partial
@@ -94,28 +95,39 @@ class RevisionPipeline:
     ) -> None:
         """Store the `commits` (newest first) not in `known`, oldest first; `known` follows."""
         todo = [commit for commit in reversed(commits) if commit.sha not in known]
-        for done, commit in enumerate(todo, 1):
-            structlog.contextvars.bind_contextvars(sha=commit.sha)
-            try:
-                self._store_one(run, commit, known)
-            finally:
-                structlog.contextvars.unbind_contextvars("sha")
-            if progress:
-                progress(done, len(todo), commit)
+        if not todo:
+            return
+        held = LastStored()  # the parent of the next revision, in a backfill
+        # one reader (a git process, say) for every revision of the poll, not one each
+        with run.source.reading(run.repo, todo[-1].sha):
+            for done, commit in enumerate(todo, 1):
+                structlog.contextvars.bind_contextvars(sha=commit.sha)
+                try:
+                    self._store_one(run, commit, known, held)
+                finally:
+                    structlog.contextvars.unbind_contextvars("sha")
+                if progress:
+                    progress(done, len(todo), commit)
 
-    def _store_one(self, run: PollRun, commit: CommitInfo, known: dict[CommitSha, bool]) -> None:
+    def _store_one(
+        self, run: PollRun, commit: CommitInfo, known: dict[CommitSha, bool], held: LastStored
+    ) -> None:
         failed: list[str] = []
-        snapshot, listed = self._read(run, commit, failed)
+        snapshot, listed = self._read(run, commit, failed, held)
         snapshot = _contained(
             run, "estimate", failed, lambda: with_estimate(snapshot, run.store.blob), snapshot
         )
         parent = commit.parents[0] if commit.parents else None
         base = parent if parent in known else None
-        snapshot, found = self._compare(run, snapshot, base, listed, failed)
+        snapshot, found = self._compare(run, snapshot, base, listed, failed, held)
         lineage = LineageResult((), ())
         if listed:  # without its files a revision would seem to match nothing
             snapshot, lineage = self._lineage(run, snapshot)
-        stored = self._write(run, snapshot, found)
+        try:
+            stored = self._write(run, snapshot, found, held)
+        except BaseException:
+            held.forget()
+            raise
         known[commit.sha] = True
         if not stored:
             return
@@ -131,9 +143,12 @@ class RevisionPipeline:
             metrics.DETECTION_LAG.observe(max(lag, 0.0))
         self._after_revision(run, commit.sha, found)
 
-    def _read(self, run: PollRun, commit: CommitInfo, failed: list[str]) -> tuple[Snapshot, bool]:
+    def _read(
+        self, run: PollRun, commit: CommitInfo, failed: list[str], held: LastStored
+    ) -> tuple[Snapshot, bool]:
         """The snapshot, and whether its files could be listed; when reading it failed, the
-        commit with the files listed (if they were)."""
+        commit with the files listed (if they were). What the `held` revision read is not
+        looked up in the store."""
         repo, what = run.repo, f"{run.repo.repo_id}@{commit.sha[:12]}"
         with run.source.reading(repo, commit.sha):  # one git process for all of it, say
             try:
@@ -141,7 +156,8 @@ class RevisionPipeline:
             except Exception as exc:
                 _gated(run, exc)
                 return bare_snapshot(commit, _failed(run, "file list", exc, failed, [])), False
-            take = partial(take_snapshot, run.source, repo, commit, run.store, self.limits, files)
+            known = held.known(run.store)
+            take = partial(take_snapshot, run.source, repo, commit, known, self.limits, files)
             try:
                 return run.retry.call(take, what), True
             except Exception as exc:
@@ -155,17 +171,19 @@ class RevisionPipeline:
         base: CommitSha | None,
         listed: bool,
         failed: list[str],
+        held: LastStored,
     ) -> tuple[Snapshot, Partial]:
         """The snapshot's changes against `base`, and what it could not read that `base` could
         (with the steps that `failed` on it). Without its file list a revision is not diffed:
-        every file would seem removed."""
+        every file would seem removed. `held`: the revision stored last, read from memory when
+        it is `base`."""
         repo_id = run.repo.repo_id
         unchanged = replace(snapshot, base=base, changes=())
         # read once for both steps (a failed read is not kept: the second step tries again)
-        files_of_base = cache(lambda: run.store.files(repo_id, base) if base else [])
+        files_of_base = cache(lambda: _files_of(run, held, base))
         if listed:
             diff = partial(
-                diff_snapshot, run.store, repo_id, snapshot, base, self.differs, files_of_base
+                diff_snapshot, run.store, repo_id, snapshot, base, self.differs, files_of_base, held
             )
             snapshot = _contained(run, "diff", failed, diff, unchanged)
         else:
@@ -197,16 +215,20 @@ class RevisionPipeline:
             except Exception as exc:  # the revision is stored; the next one sets it again
                 log_crash("lineage_not_recorded", exc, derivative=record.repo_id)
 
-    def _write(self, run: PollRun, snapshot: Snapshot, found: Partial) -> bool:
+    def _write(self, run: PollRun, snapshot: Snapshot, found: Partial, held: LastStored) -> bool:
         """Store the revision. What the store refuses is left out, and recorded: first what was
-        read from the files (contents, estimate, changes), then the file list."""
+        read from the files (contents, estimate, changes), then the file list. `held` keeps it
+        when it is stored whole."""
         for attempt in (snapshot, _listing_only(snapshot), replace(snapshot, files=())):
             try:
-                return run.store.add_revision(run.repo.repo_id, with_partial(attempt, found))
+                stored = run.store.add_revision(run.repo.repo_id, with_partial(attempt, found))
             except Exception as exc:
                 if not attempt.files:  # nothing left to leave out
                     raise
                 _failed(run, "store", exc, found.steps, None)
+                continue
+            held.stored(attempt, whole=stored and attempt is snapshot)
+            return stored
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _after_revision(self, run: PollRun, sha: CommitSha, found: Partial) -> None:
@@ -221,6 +243,14 @@ class RevisionPipeline:
                 _record_partial(run, sha, found)
                 if sha not in run.result.partial:
                     run.result.partial.append(sha)
+
+
+def _files_of(run: PollRun, held: LastStored, base: CommitSha | None) -> list[StoredFile]:
+    """The stored files of `base`: from memory when it is the revision held."""
+    if base is None:
+        return []
+    in_memory = held.files(base)
+    return in_memory if in_memory is not None else run.store.files(run.repo.repo_id, base)
 
 
 def _contained(run: PollRun, step: str, failed: list[str], do: Callable[[], T], fallback: T) -> T:

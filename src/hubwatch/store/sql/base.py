@@ -129,6 +129,12 @@ class SqlBase:
         except OperationalError as exc:
             raise StoreError(f"database error: {exc.orig}") from None
 
+    @contextmanager
+    def _writing(self) -> Iterator[Connection]:
+        """A plain connection for Core writes: the caller commits; closing it rolls back."""
+        with self._reading() as connection:
+            yield connection
+
     def _repo_pk(self, connection: Connection, repo_id: str) -> int:
         """The tracked repo's key; NotTracked if there is none."""
         pk = connection.execute(

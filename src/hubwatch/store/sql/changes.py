@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
 
 from sqlalchemy import case, func
 from sqlmodel import col, delete, select
@@ -80,22 +82,37 @@ def change_rows(
 ) -> list[ChangeRow]:
     """Rows for `changes` of the stored `revision`, numbered from `start` in the order given."""
     assert revision.id is not None  # flushed: the rows point at it
+    values = change_values(
+        revision.id, revision.repo_pk, revision.committed_at, base, start, changes
+    )
+    return [ChangeRow(**row) for row in values]
+
+
+def change_values(
+    revision_pk: int,
+    repo_pk: int,
+    committed_at: datetime,
+    base: str | None,
+    start: int,
+    changes: Sequence[Change],
+) -> list[dict[str, Any]]:
+    """The column values of `change_rows`, for one Core executemany."""
     return [
-        ChangeRow(
-            revision_pk=revision.id,
-            repo_pk=revision.repo_pk,
-            committed_at=revision.committed_at,
-            base_sha=base,
-            position=start + i,
-            kind=change.kind[:64],
-            severity=change.severity.value,
-            rank=change.severity.rank,
-            summary=_text(change.summary),
-            path=change.path[:1024] if change.path else None,
-            before=change.before,
-            after=change.after,
-            detail=_text(change.detail) if change.detail is not None else None,
-        )
+        {
+            "revision_pk": revision_pk,
+            "repo_pk": repo_pk,
+            "committed_at": committed_at,
+            "base_sha": base,
+            "position": start + i,
+            "kind": change.kind[:64],
+            "severity": change.severity.value,
+            "rank": change.severity.rank,
+            "summary": _text(change.summary),
+            "path": change.path[:1024] if change.path else None,
+            "before": change.before,
+            "after": change.after,
+            "detail": _text(change.detail) if change.detail is not None else None,
+        }
         for i, change in enumerate(changes)
     ]
 

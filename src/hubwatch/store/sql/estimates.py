@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from sqlalchemy import Table
 from sqlmodel import col, select
 
 from hubwatch.models import CommitSha, Estimate
@@ -9,9 +10,11 @@ from hubwatch.store.estimates import EstimateStore
 from hubwatch.store.sql.base import SqlBase
 from hubwatch.store.sql.tables import EstimateRow, RepoRow, RevisionRow
 
+ESTIMATE: Table = EstimateRow.__table__  # type: ignore[attr-defined]  # SQLModel does not declare it
+
 
 class SqlEstimateStore(SqlBase, EstimateStore):
-    """Reads estimates back; `estimate_row` writes them in `add_revision`'s transaction."""
+    """Reads estimates back; `estimate_values` writes them in `add_revision`'s transaction."""
 
     def estimate(self, repo_id: str, sha: CommitSha) -> Estimate | None:
         with self._session() as session:
@@ -27,11 +30,11 @@ class SqlEstimateStore(SqlBase, EstimateStore):
             return Estimate.from_json(data) if data is not None else None
 
 
-def estimate_row(revision_pk: int, estimate: Estimate) -> EstimateRow:
-    """The row storing `estimate` (its JSON, with `ok` and `error` as columns)."""
-    return EstimateRow(
-        revision_pk=revision_pk,
-        ok=estimate.ok,
-        error=estimate.error,
-        data=estimate.to_json(),
-    )
+def estimate_values(revision_pk: int, estimate: Estimate) -> dict[str, object]:
+    """The row storing `estimate` (its JSON, with `ok` and `error` as columns), for Core."""
+    return {
+        "revision_pk": revision_pk,
+        "ok": estimate.ok,
+        "error": estimate.error,
+        "data": estimate.to_json(),
+    }

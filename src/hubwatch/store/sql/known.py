@@ -11,13 +11,11 @@ from sqlmodel import col
 
 from hubwatch.errors import StoreError
 from hubwatch.models import ContentSha, ReadResult, ReadStatus
-from hubwatch.store.known import KnownContent
+from hubwatch.store.known import REUSABLE, KnownContent
 from hubwatch.store.sql.base import SqlBase
 from hubwatch.store.sql.tables import BlobRow, FileRow
 
-# Reads whose outcome depends only on the bytes, so a later revision may reuse them.
-_REUSABLE = (ReadStatus.STORED, ReadStatus.INVALID, ReadStatus.OVER_CAP, ReadStatus.UNAVAILABLE)
-_REUSABLE_VALUES = [s.value for s in _REUSABLE]
+_REUSABLE_VALUES = [s.value for s in REUSABLE]
 _PER_STATEMENT = 64
 """Lookups joined in one statement (SQLite allows 500 SELECTs in a compound one)."""
 Row = Select[*tuple[Any, ...]]

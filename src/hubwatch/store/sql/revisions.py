@@ -7,8 +7,10 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from sqlalchemy import Table, insert, update
+from sqlalchemy import select as core_select
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, col, select
+from sqlmodel import col, select
 
 from hubwatch.models import (
     CommitSha,
@@ -20,9 +22,9 @@ from hubwatch.models import (
     StoredRevision,
 )
 from hubwatch.store.repos import RevisionStore
-from hubwatch.store.sql.base import SqlBase, as_revision
-from hubwatch.store.sql.changes import change_rows
-from hubwatch.store.sql.estimates import estimate_row
+from hubwatch.store.sql.base import CHANGE, REPO, REVISION, SqlBase, as_revision
+from hubwatch.store.sql.changes import change_values
+from hubwatch.store.sql.estimates import ESTIMATE, estimate_values
 from hubwatch.store.sql.tables import BlobRow, FileRow, RepoRow, RevisionRow
 from hubwatch.store.sql.tally import count_revision
 
@@ -39,62 +41,55 @@ class SqlRevisionStore(SqlBase, RevisionStore):
             return {CommitSha(sha): reachable for sha, reachable in rows}
 
     def add_revision(self, repo_id: str, snapshot: Snapshot) -> bool:
+        # SQLAlchemy Core, not the ORM: a backfill writes thousands of revisions, and the
+        # unit of work cost more than the statements (same rows, same transaction)
         commit = snapshot.commit
-        with self._session() as session:
+        with self._writing() as connection:
             # the repo, the revision if stored already and its first parent: one query
             parent = commit.parents[0] if commit.parents else None
-            found = session.exec(
-                select(RepoRow.id, RevisionRow.id, RevisionRow.sha)
-                .select_from(RepoRow)
+            found = connection.execute(
+                core_select(REPO.c.id, REVISION.c.id, REVISION.c.sha)
+                .select_from(REPO)
                 .outerjoin(
-                    RevisionRow,
-                    (col(RevisionRow.repo_pk) == RepoRow.id)
-                    & col(RevisionRow.sha).in_([commit.sha, *([parent] if parent else [])]),
+                    REVISION,
+                    (REVISION.c.repo_pk == REPO.c.id)
+                    & REVISION.c.sha.in_([commit.sha, *([parent] if parent else [])]),
                 )
-                .where(RepoRow.repo_id == repo_id)
+                .where(REPO.c.repo_id == repo_id)
             ).all()
             if not found:
-                self._repo_row(session, repo_id)  # raises NotTracked
+                self._repo_pk(connection, repo_id)  # raises NotTracked
             repo_pk = found[0][0]
             assert repo_pk is not None
             stored = {sha: pk for _, pk, sha in found if pk is not None}
             if commit.sha in stored:
                 return False
-            revision = RevisionRow(
-                repo_pk=repo_pk,
-                sha=commit.sha,
-                parents=list(commit.parents),
-                committed_at=commit.date,
-                authors=list(commit.authors),
-                title=commit.title,
-                message=commit.message,
-                changed=_changed(session, stored.get(parent) if parent else None, snapshot),
-                card=snapshot.card,
-                card_error=snapshot.card_error,
-                recorded_at=datetime.now(UTC),
-            )
-            session.add(revision)
-            session.flush()
-            assert revision.id is not None
+            changed = _changed(connection, stored.get(parent) if parent else None, snapshot)
+            revision_pk = _insert_revision(connection, repo_pk, snapshot, changed)
             if snapshot.estimate is not None:
-                session.add(estimate_row(revision.id, snapshot.estimate))
+                estimate = estimate_values(revision_pk, snapshot.estimate)
+                connection.execute(insert(ESTIMATE), estimate)
             blobs: dict[str, bytes] = {}
-            rows = _file_rows(revision.id, snapshot, blobs)
-            self._put_blobs(session, blobs)
-            if rows:  # one executemany (the ORM would split it by which columns are None)
-                session.connection().execute(insert(FILES), rows)
-            session.add_all(change_rows(revision, snapshot.base, 0, snapshot.changes))
-            count_revision(session, self.dialect, repo_pk, revision.id, snapshot.changes)
+            rows = _file_rows(revision_pk, snapshot, blobs)
+            self._put_blobs(connection, blobs)
+            if rows:  # one executemany
+                connection.execute(insert(FILES), rows)
+            changes = change_values(
+                revision_pk, repo_pk, commit.date, snapshot.base, 0, snapshot.changes
+            )
+            if changes:
+                connection.execute(insert(CHANGE), changes)
+            count_revision(connection, self.dialect, repo_pk, revision_pk, snapshot.changes)
             try:
-                session.commit()
+                connection.commit()
             except IntegrityError:  # the same revision committed by another worker meanwhile
-                session.rollback()
+                connection.rollback()
                 return False
             for sha, data in blobs.items():  # the next revision's diff reads them back
                 self._blobs.put(sha, data)
             return True
 
-    def _put_blobs(self, session: Session, blobs: dict[str, bytes]) -> None:
+    def _put_blobs(self, connection: Connection, blobs: dict[str, bytes]) -> None:
         """Insert the new bytes, a batch a statement; bytes stored already are left alone."""
         items = list(blobs.items())
         for start in range(0, len(items), _BLOBS_PER_STATEMENT):
@@ -107,7 +102,7 @@ class SqlRevisionStore(SqlBase, RevisionStore):
                 .values(values)
                 .on_conflict_do_nothing(index_elements=["sha256"])
             )
-            session.exec(statement)
+            connection.execute(statement)
 
     def set_reachable(self, repo_id: str, shas: Iterable[CommitSha], reachable: bool) -> None:
         wanted = list(shas)
@@ -154,14 +149,40 @@ _BLOBS_PER_STATEMENT = 100
 FILES: Table = FileRow.__table__  # type: ignore[attr-defined]  # SQLModel does not declare it
 
 
-def _changed(session: Session, parent_pk: int | None, snapshot: Snapshot) -> list[str]:
+def _insert_revision(
+    connection: Connection, repo_pk: int, snapshot: Snapshot, changed: list[str]
+) -> int:
+    """Insert the revision's row; its key."""
+    commit = snapshot.commit
+    result = connection.execute(
+        insert(REVISION).values(
+            repo_pk=repo_pk,
+            sha=commit.sha,
+            parents=list(commit.parents),
+            committed_at=commit.date,
+            authors=list(commit.authors),
+            title=commit.title,
+            message=commit.message,
+            changed=changed,
+            reachable=True,
+            card=snapshot.card,
+            card_error=snapshot.card_error,
+            recorded_at=datetime.now(UTC),
+        )
+    )
+    key = result.inserted_primary_key
+    assert key is not None and key[0] is not None
+    return int(key[0])
+
+
+def _changed(connection: Connection, parent_pk: int | None, snapshot: Snapshot) -> list[str]:
     """Paths added, removed or modified against the first parent, when it is stored."""
     now = {entry.path: (entry.blob_id, entry.lfs_sha256) for entry in snapshot.files}
     before: dict[str, tuple[str, str | None]] = {}
     if parent_pk is not None:
-        rows = session.exec(
-            select(FileRow.path, FileRow.blob_id, FileRow.lfs_sha256).where(
-                FileRow.revision_pk == parent_pk
+        rows = connection.execute(
+            core_select(FILES.c.path, FILES.c.blob_id, FILES.c.lfs_sha256).where(
+                FILES.c.revision_pk == parent_pk
             )
         ).all()
         before = {path: (blob, lfs) for path, blob, lfs in rows}

@@ -29,7 +29,12 @@ REPO: Table = RepoRow.__table__  # type: ignore[attr-defined]
 
 
 def add_to_tally(
-    session: Session, dialect: str, repo_pk: int, revision_pk: int, total: int, breaking: int
+    session: Session | Connection,
+    dialect: str,
+    repo_pk: int,
+    revision_pk: int,
+    total: int,
+    breaking: int,
 ) -> None:
     """Add `total` changes, `breaking` of them breaking (either may be negative), to the tally
     of the block of `revision_pk`, in the caller's transaction."""
@@ -51,7 +56,11 @@ def add_to_tally(
 
 
 def count_revision(
-    session: Session, dialect: str, repo_pk: int, revision_pk: int, changes: Sequence[Change]
+    session: Session | Connection,
+    dialect: str,
+    repo_pk: int,
+    revision_pk: int,
+    changes: Sequence[Change],
 ) -> None:
     """What a newly stored revision adds to its repo's counts, in the revision's transaction:
     one revision, and its changes to its block's tally."""
