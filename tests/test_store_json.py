@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hubwatch.models import RepoRef, SourceKind
+from hubwatch.models import Change, RepoRef, Severity, SourceKind
 from hubwatch.store.sql import SqlStore
 from hubwatch.store.sql.base import json_loads
 from tests.test_store import sha, snapshot
@@ -56,3 +56,17 @@ def test_a_card_with_integers_beyond_64_bits_reads_back_exactly(store: SqlStore)
     [stored] = store.history_page(repo.repo_id).revisions
     assert stored.sha == sha(1)
     assert _same(stored.card, card)
+
+
+def test_changes_whose_values_are_numbers_alone_read_back(store: SqlStore) -> None:
+    # SQLite gives JSON columns NUMERIC affinity: '512' is stored, and handed back, as 512
+    repo = RepoRef("org/numbers", SourceKind.HUB)
+    store.add_repo(repo)
+    changes = (
+        Change("estimate.kv_bytes_per_token", Severity.BEHAVIOR, "512 → 1024", None, 512, 1024),
+        Change("estimate.ratio", Severity.INFO, "0.5 → 1.5", None, 0.5, 1.5),
+        Change("card.text", Severity.INFO, "text", None, "12", "-3"),
+    )
+    store.add_revision(repo.repo_id, dataclasses.replace(snapshot(1, {}), changes=changes))
+    [entry] = store.changes(repo.repo_id)
+    assert [(c.before, c.after) for c in entry.changes] == [(512, 1024), (0.5, 1.5), ("12", "-3")]

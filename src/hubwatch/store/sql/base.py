@@ -55,10 +55,14 @@ _LONG_NUMBER = re.compile(r"[\[,:\s]-?[0-9]{19}")
 only slower); a number alone goes to json whatever its length."""
 
 
-def json_loads(text: str | bytes) -> Any:
+def json_loads(text: str | bytes | int | float) -> Any:
     """A stored JSON column's value: orjson, several times faster than json for a history
     page's columns (issue 15); json for what only it reads exactly: NaN (json.dumps writes
     it) and integers beyond 64 bits (orjson turns them into floats)."""
+    if isinstance(text, int | float):
+        # SQLite gives a JSON column NUMERIC affinity: a value that is a JSON number alone is
+        # stored, and returned, as a number
+        return text
     if not isinstance(text, str):
         text = bytes(text).decode()
     if text[:1] not in "-0123456789" and _LONG_NUMBER.search(text) is None:
