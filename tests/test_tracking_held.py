@@ -23,6 +23,9 @@ def card(license_: str, body: str = "A model.") -> bytes:
     return f"---\nlicense: {license_}\n---\n\n# model\n\n{body}\n".encode()
 
 
+INDEX_PATH = "model.safetensors.index.json"
+
+
 def shard(i: int) -> bytes:
     return safetensors_bytes({f"w{i}": ("F16", [4, 4])})
 
@@ -86,3 +89,16 @@ def test_reads_answered_from_the_held_revision_are_the_ones_the_store_records(
     # the tokenizer config put back reuses the first read of the same bytes
     assert files[6]["tokenizer_config.json"] == files[0]["tokenizer_config.json"]
     assert files[4]["tokenizer_config.json"].content_status.value == "invalid"
+
+
+def test_an_index_marked_for_missing_shards_is_valid_once_they_arrive(
+    store: SqlStore, tmp_path: Path
+) -> None:
+    make_repo(tmp_path / "up", history(), lfs_patterns=())
+    tracker = make_tracker(store, tmp_path)
+    shas = tracker.track(RepoRef("org/m", SourceKind.GIT, str(tmp_path / "up"))).new
+    index = [{f.path: f for f in store.files("org/m", sha)}[INDEX_PATH] for sha in shas]
+    assert [f.content_status.value for f in index[:3]] == ["invalid", "invalid", "stored"]
+    assert "model-00002-of-00002.safetensors" in (index[1].content_error or "")
+    assert index[2].content_error is None and index[2].blob_id == index[0].blob_id
+    assert {f.content_status.value for f in index[3:]} == {"stored"}

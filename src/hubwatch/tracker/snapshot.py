@@ -85,11 +85,12 @@ def take_snapshot(
             source, repo, commit.sha, entry, limits.max_header_bytes
         )
     for index_path, missing in _missing_shards(contents, by_path, known.blob).items():
+        read = contents[index_path]
         contents[index_path] = ReadResult(
-            ReadStatus.INVALID,
-            data=contents[index_path].data,
-            sha256=contents[index_path].sha256,
-            error=f"{index_path} {SHARDS_MISSING}: {', '.join(missing[:5])}",
+            ReadStatus.INVALID if missing else ReadStatus.STORED,
+            data=read.data,
+            sha256=read.sha256,
+            error=f"{index_path} {SHARDS_MISSING}: {', '.join(missing[:5])}" if missing else None,
         )
 
     card, card_error = _card(contents.get(MODEL_CARD), known.blob)
@@ -201,10 +202,15 @@ def _bytes_of(result: ReadResult | None, load: Callable[..., bytes]) -> bytes | 
 def _missing_shards(
     contents: dict[str, ReadResult], by_path: dict[str, FileEntry], load: Callable[..., bytes]
 ) -> dict[str, list[str]]:
-    """Shards named in a *.safetensors.index.json weight_map that are not in the tree."""
+    """Shards named in each *.safetensors.index.json weight_map that are not in the tree, by
+    index; an index that an earlier revision marked for missing shards (and that this one
+    reuses) is judged again, and listed with none missing when they have all arrived."""
     missing: dict[str, list[str]] = {}
     for path, result in contents.items():
-        if not path.endswith(".safetensors.index.json") or result.status != ReadStatus.STORED:
+        marked = result.status == ReadStatus.INVALID and SHARDS_MISSING in (result.error or "")
+        if not path.endswith(".safetensors.index.json") or not (
+            result.status == ReadStatus.STORED or marked
+        ):
             continue
         raw = _bytes_of(result, load)
         try:
@@ -212,7 +218,7 @@ def _missing_shards(
         except UnsafeContent:
             continue
         absent = sorted(shard for shard in shards if shard not in by_path)
-        if absent:
+        if absent or marked:
             missing[path] = absent
     return missing
 
