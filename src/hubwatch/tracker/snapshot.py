@@ -85,11 +85,11 @@ def take_snapshot(
             source, repo, commit.sha, entry, limits.max_header_bytes
         )
     for index_path, missing in _missing_shards(contents, by_path, known.blob).items():
-        read = contents[index_path]
+        index = contents[index_path]
         contents[index_path] = ReadResult(
             ReadStatus.INVALID if missing else ReadStatus.STORED,
-            data=read.data,
-            sha256=read.sha256,
+            data=index.data,
+            sha256=index.sha256,
             error=f"{index_path} {SHARDS_MISSING}: {', '.join(missing[:5])}" if missing else None,
         )
 
