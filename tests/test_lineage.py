@@ -268,7 +268,9 @@ def test_track_with_base_on_the_command_line(hub: HubSimulator, tmp_path: Path) 
 class FailingJudge(LineageJudge):
     """A lineage step with a bug in it."""
 
-    def judge(self, store: Store, repo_id: str, snapshot: Snapshot) -> LineageResult:
+    def judge(
+        self, store: Store, repo_id: str, snapshot: Snapshot, childless: bool = False
+    ) -> LineageResult:
         raise RuntimeError("boom")
 
 

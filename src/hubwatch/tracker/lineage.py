@@ -50,9 +50,23 @@ class LineageJudge:
     def __init__(self, cache_size: int = 2048) -> None:
         self._prints: BoundedCache[Fingerprint] = BoundedCache(cache_size)
 
-    def judge(self, store: Store, repo_id: str, snapshot: Snapshot) -> LineageResult:
-        """The lineage changes and records `snapshot` (about to be stored) brings."""
+    def childless(self, store: Store, repo_id: str) -> bool:
+        """Whether no tracked derivative names `repo_id` as its base now."""
+        return not store.derivatives_of(repo_id)
+
+    def judge(
+        self, store: Store, repo_id: str, snapshot: Snapshot, childless: bool = False
+    ) -> LineageResult:
+        """The lineage changes and records `snapshot` (about to be stored) brings.
+
+        `childless`: the caller knows no tracked derivative names the repo (`childless()` at
+        the start of a backfill), so it is not judged as a base."""
         sha = snapshot.commit.sha
+        declared = declared_bases(snapshot.card).bases
+        if all(b == repo_id for b in declared) and (childless or self.childless(store, repo_id)):
+            # neither a derivative nor a tracked derivative's base: most repos, and every
+            # revision of a backfill, need no fingerprint (a tokenizer's ids walked)
+            return LineageResult((), ())
         view = RevisionView.of_snapshot(snapshot, store.blob)
         new = _New(repo_id, sha, snapshot.card, snapshot.changes, fingerprint(view))
         changes: list[Change] = []

@@ -98,19 +98,27 @@ class RevisionPipeline:
         if not todo:
             return
         held = LastStored()  # the parent of the next revision, in a backfill
+        # a repo no tracked derivative names at the start of a backfill is judged as a base
+        # by none of its revisions: one query per poll, not one per revision
+        childless = len(todo) > 1 and self.lineage.childless(run.store, run.repo.repo_id)
         # one reader (a git process, say) for every revision of the poll, not one each
         with run.source.reading(run.repo, todo[-1].sha):
             for done, commit in enumerate(todo, 1):
                 structlog.contextvars.bind_contextvars(sha=commit.sha)
                 try:
-                    self._store_one(run, commit, known, held)
+                    self._store_one(run, commit, known, held, childless)
                 finally:
                     structlog.contextvars.unbind_contextvars("sha")
                 if progress:
                     progress(done, len(todo), commit)
 
     def _store_one(
-        self, run: PollRun, commit: CommitInfo, known: dict[CommitSha, bool], held: LastStored
+        self,
+        run: PollRun,
+        commit: CommitInfo,
+        known: dict[CommitSha, bool],
+        held: LastStored,
+        childless: bool = False,
     ) -> None:
         failed: list[str] = []
         snapshot, listed = self._read(run, commit, failed, held)
@@ -122,7 +130,7 @@ class RevisionPipeline:
         snapshot, found = self._compare(run, snapshot, base, listed, failed, held)
         lineage = LineageResult((), ())
         if listed:  # without its files a revision would seem to match nothing
-            snapshot, lineage = self._lineage(run, snapshot)
+            snapshot, lineage = self._lineage(run, snapshot, childless)
         try:
             stored = self._write(run, snapshot, found, held)
         except BaseException:
@@ -193,11 +201,13 @@ class RevisionPipeline:
         found.steps += failed
         return snapshot, found
 
-    def _lineage(self, run: PollRun, snapshot: Snapshot) -> tuple[Snapshot, LineageResult]:
+    def _lineage(
+        self, run: PollRun, snapshot: Snapshot, childless: bool
+    ) -> tuple[Snapshot, LineageResult]:
         """The snapshot with its `lineage.*` changes, and the records to set once it is stored.
         A failure is recorded as a `diff.failed` change, like a differ's."""
         try:
-            result = self.lineage.judge(run.store, run.repo.repo_id, snapshot)
+            result = self.lineage.judge(run.store, run.repo.repo_id, snapshot, childless)
         except Exception as exc:
             if aborts(run, exc):
                 raise
