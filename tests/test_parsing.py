@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
-import time
 from datetime import timedelta
 from typing import Any
 
@@ -107,17 +106,17 @@ def test_unsafe_content_is_a_value_error_answered_422() -> None:
     assert int(UnsafeContent.http_status) == 422 and UnsafeContent.exit_code == 1
 
 
-def test_ten_megabytes_of_brackets_are_refused_quickly() -> None:
+def test_ten_megabytes_of_brackets_are_refused_without_recursing() -> None:
+    # The depth scan is iterative: a recursive parser would raise RecursionError here (or take
+    # minutes: `bench/` measures speed, tests do not).
     for raw in (
         b"[" * 10_000_000,
         b'{"a":[' * 1_700_000,
         b"[[]," * 2_500_000 + b"]",
         b'["[",' * 2_000_000,  # brackets in strings, which the depth scan must skip
     ):
-        start = time.perf_counter()
         with pytest.raises(UnsafeContent, match="^nesting deeper than 64 levels$"):
             loads_bounded(raw)
-        assert time.perf_counter() - start < 2.0  # a shared 2-core machine: ~0.3 s alone
 
 
 # -- JSON: properties --------------------------------------------------------------------------
@@ -265,11 +264,9 @@ REFUSED_YAML: list[tuple[str, str]] = [
 
 @pytest.mark.parametrize(("text", "reason"), REFUSED_YAML, ids=lambda v: repr(v)[:40])
 def test_each_front_matter_limit_is_refused_with_its_reason(text: str, reason: str) -> None:
-    start = time.perf_counter()
     with pytest.raises(UnsafeContent) as refused:
         load_front_matter(text)
     assert str(refused.value) == reason
-    assert time.perf_counter() - start < 1.0
 
 
 def test_a_355_byte_alias_bomb_is_refused_not_expanded() -> None:
@@ -391,9 +388,7 @@ class BytesSource(DictSource):
 def test_a_hostile_revision_is_read_with_each_file_invalid_and_why() -> None:
     source = BytesSource([HOSTILE_REVISION])
     commit = source.list_commits(RepoRef("toy/hostile"))[0]
-    start = time.perf_counter()
     snapshot = take_snapshot(source, RepoRef("toy/hostile"), commit, MemoryKnownContent(), Limits())
-    assert time.perf_counter() - start < 5.0
     reasons = {
         path: (read.status, read.error)
         for path, read in {**snapshot.contents, **snapshot.headers}.items()
@@ -438,9 +433,10 @@ def test_the_estimator_says_which_limit_its_config_hit() -> None:
         and result.error == "cannot estimate: config.json: NaN or Infinity is not JSON"
     )
     huge = b'{"w": {"dtype": "F16", "shape": [' + b",".join([b"9" * 900] * 900) + b"]}}"
-    start = time.perf_counter()
-    estimate_json(json.dumps({"model_type": "llama"}).encode(), {"model.safetensors": huge})
-    assert time.perf_counter() - start < 1.0  # its product is never taken
+    # 900 dimensions of 900 digits: the tensor is left out, its product never taken (which
+    # would not finish)
+    found = estimate_json(json.dumps({"model_type": "llama"}).encode(), {"model.safetensors": huge})
+    assert found.reconciliation is not None and found.reconciliation["stored"] == 0
 
 
 def test_differs_read_over_the_limit_json_as_unreadable() -> None:
