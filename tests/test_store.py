@@ -161,3 +161,17 @@ def test_remove_repo_forgets_its_history(store: SqlStore) -> None:
     assert store.list_repos() == []
     with pytest.raises(NotTracked):
         store.history(REPO.repo_id)
+
+
+def test_a_revision_whose_write_fails_midway_leaves_nothing_behind(store: SqlStore) -> None:
+    # Two entries for one path break file_entry's key after the revision row is written: the
+    # revision, its estimate and its files land together or not at all (a write in autocommit
+    # left a revision without files when the process died between two statements).
+    store.add_repo(REPO)
+    good = snapshot(1, {"config.json": b"{}"})
+    twice = replace(good, files=good.files + good.files)
+    with pytest.raises(Exception, match="(?i)unique|duplicate"):
+        store.add_revision(REPO.repo_id, twice)
+    assert store.history(REPO.repo_id) == []
+    assert store.add_revision(REPO.repo_id, good) is True
+    assert [f.path for f in store.files(REPO.repo_id, sha(1))] == ["config.json"]

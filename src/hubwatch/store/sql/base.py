@@ -135,9 +135,14 @@ class SqlBase:
 
     @contextmanager
     def _writing(self) -> Iterator[Connection]:
-        """A plain connection for Core writes: the caller commits; closing it rolls back."""
-        with self._reading() as connection:
-            yield connection
+        """A plain connection for Core writes, in one transaction: the caller commits; closing
+        it rolls back. Never the readers' autocommit one: a revision's rows must land together
+        or not at all (a process killed between two statements left a revision without files)."""
+        try:
+            with self._engine.connect() as connection:
+                yield connection
+        except OperationalError as exc:
+            raise StoreError(f"database error: {exc.orig}") from None
 
     def _repo_pk(self, connection: Connection, repo_id: str) -> int:
         """The tracked repo's key; NotTracked if there is none."""
