@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -31,6 +32,34 @@ def test_history_pages_cover_every_revision_once(filled: SqlStore) -> None:
             break
         before = page.next_cursor
     assert seen == [sha(3), sha(2), sha(1)]
+
+
+def test_history_text_is_the_page_with_its_json_columns_as_stored(store: SqlStore) -> None:
+    store.add_repo(REPO)
+    card = {"license": "mit", "params": 2**70, "tags": ["a", "é"], "nested": {"x": [1.5, None]}}
+    store.add_revision(REPO.repo_id, snapshot(1, {}))
+    store.add_revision(REPO.repo_id, dataclasses.replace(snapshot(2, {}), card=card))
+    store.add_revision(REPO.repo_id, snapshot(3, {}))
+    page = store.history_page(REPO.repo_id, limit=2)
+    text = store.history_text(REPO.repo_id, limit=2)
+    assert text.next_cursor == page.next_cursor is not None
+    assert [r.sha for r in text.revisions] == [sha(3), sha(2)]
+    for got, want in zip(text.revisions, page.revisions, strict=True):
+        assert (got.date, got.title, got.message, got.reachable) == (
+            want.date,
+            want.title,
+            want.message,
+            want.reachable,
+        )
+        assert tuple(json.loads(got.parents)) == want.parents
+        assert tuple(json.loads(got.authors)) == want.authors
+        assert tuple(json.loads(got.changed)) == want.changed
+        assert json.loads(got.card or "null") == want.card
+    assert json.loads(text.revisions[1].card or "") == card  # 2**70 exactly, as stored
+    last = store.history_text(REPO.repo_id, before=text.next_cursor, limit=2)
+    assert [r.sha for r in last.revisions] == [sha(1)] and last.next_cursor is None
+    with pytest.raises(NotTracked):
+        store.history_text("org/none")
 
 
 def test_latest_and_one_revisions_changes(filled: SqlStore) -> None:

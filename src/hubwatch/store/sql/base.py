@@ -32,21 +32,19 @@ from hubwatch.store.sql.tables import ChangeRow, EventRow, RepoRow, RevisionRow
 REPO: Table = RepoRow.__table__  # type: ignore[attr-defined]
 REVISION: Table = RevisionRow.__table__  # type: ignore[attr-defined]
 CHANGE: Table = ChangeRow.__table__  # type: ignore[attr-defined]
-REVISION_COLUMNS = tuple(
-    REVISION.c[name]
-    for name in (
-        "id",
-        "sha",
-        "parents",
-        "committed_at",
-        "authors",
-        "title",
-        "message",
-        "changed",
-        "reachable",
-        "card",
-    )
+REVISION_NAMES = (
+    "id",
+    "sha",
+    "parents",
+    "committed_at",
+    "authors",
+    "title",
+    "message",
+    "changed",
+    "reachable",
+    "card",
 )
+REVISION_COLUMNS = tuple(REVISION.c[name] for name in REVISION_NAMES)
 """What `as_revision` reads, for Core selects of revisions."""
 
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import BigInteger, ColumnElement, Integer, bindparam, case, func
+from sqlalchemy import BigInteger, ColumnElement, Integer, Text, bindparam, case, cast, func
 from sqlalchemy import select as core_select
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Row
+from sqlalchemy.sql import Select
 from sqlmodel import col, select
 
 from hubwatch.errors import NotTracked, UnknownRevision
@@ -14,8 +17,10 @@ from hubwatch.models import (
     CommitSha,
     FeedItem,
     HistoryPage,
+    HistoryText,
     RepoState,
     RevisionChanges,
+    RevisionText,
     Severity,
     StoredRevision,
 )
@@ -25,6 +30,7 @@ from hubwatch.store.sql.base import (
     REPO,
     REVISION,
     REVISION_COLUMNS,
+    REVISION_NAMES,
     SqlBase,
     as_change,
     as_revision,
@@ -49,20 +55,35 @@ class SqlBrowseStore(SqlBase, BrowseStore):
     ) -> HistoryPage:
         # NOTE: Core, not ORM rows: a page is read-only and the ORM doubled its cost; one
         # statement, built once, the repo looked up inside it (issue 15).
+        rows, cursor = self._page(_PAGE, repo_id, before, limit)
+        return HistoryPage(
+            tuple(as_revision(repo_id, row) for row in rows), cursor, tuple(row.id for row in rows)
+        )
+
+    def history_text(
+        self, repo_id: str, *, before: int | None = None, limit: int = 50
+    ) -> HistoryText:
+        # NOTE: the JSON columns read as their text: decoding them was a third of a page's
+        # cost, only for the API to encode them again (issue 15).
+        rows, cursor = self._page(_PAGE_TEXT, repo_id, before, limit)
+        return HistoryText(tuple(_text(row) for row in rows), cursor)
+
+    def _page(
+        self, query: Select[Any], repo_id: str, before: int | None, limit: int
+    ) -> tuple[list[Row[Any]], int | None]:
+        """Up to `limit` rows of `query` older than position `before`, and the next cursor."""
         cursor = _NO_CURSOR if before is None else before
         with self._reading() as connection:
-            rows = connection.execute(
-                _PAGE, {"repo_id": repo_id, "before": cursor, "limit": limit + 1}
-            ).all()
+            rows = list(
+                connection.execute(
+                    query, {"repo_id": repo_id, "before": cursor, "limit": limit + 1}
+                ).all()
+            )
             if not rows:
                 self._repo_pk(connection, repo_id)  # NotTracked, if that is why
-        more = len(rows) > limit
-        rows = rows[:limit]
-        return HistoryPage(
-            tuple(as_revision(repo_id, row) for row in rows),
-            (rows[-1].id if more else None),
-            tuple(row.id for row in rows),
-        )
+        if len(rows) <= limit:
+            return rows, None
+        return rows[:limit], int(rows[limit - 1][0])
 
     def latest_revision(self, repo_id: str) -> StoredRevision | None:
         with self._reading() as connection:
@@ -187,10 +208,16 @@ class SqlBrowseStore(SqlBase, BrowseStore):
             return items
 
 
+def _text(row: Sequence[Any]) -> RevisionText:
+    """A row of `_PAGE_TEXT` (the id first) as a RevisionText."""
+    return RevisionText(row[1], row[2], utc(row[3]), row[4], row[5], row[6], row[7], row[8], row[9])
+
+
 # The reads badges and history pages make on every request, built once: building a statement
 # cost as much as running it (issue 15).
 _REPO_KEY = core_select(REPO.c.id).where(REPO.c.repo_id == bindparam("repo_id")).scalar_subquery()
 _STATE = core_select(REPO.c.state).where(REPO.c.repo_id == bindparam("repo_id"))
+_JSON_COLUMNS = frozenset({"parents", "authors", "changed", "card"})
 _NO_CURSOR = 2**62
 """`before` for the first page: after every position."""
 _PAGE = (
@@ -199,6 +226,13 @@ _PAGE = (
     .order_by(REVISION.c.id.desc())
     .limit(bindparam("limit", type_=Integer))
 )
+_PAGE_TEXT = _PAGE.with_only_columns(
+    *(
+        cast(column, Text) if name in _JSON_COLUMNS else column
+        for name, column in zip(REVISION_NAMES, REVISION_COLUMNS, strict=True)
+    )
+)
+"""`_PAGE` with the JSON columns as text (`RevisionText`'s order, after the id)."""
 _LATEST = (
     core_select(*REVISION_COLUMNS)
     .where(REVISION.c.repo_pk == _REPO_KEY, REVISION.c.reachable.is_(True))
