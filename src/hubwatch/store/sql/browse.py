@@ -37,7 +37,7 @@ from hubwatch.store.sql.base import (
     utc,
 )
 from hubwatch.store.sql.tables import ChangeRow, RepoRow, RevisionRow
-from hubwatch.store.sql.tally import count_after
+from hubwatch.store.sql.tally import BLOCK, TALLY
 
 
 class SqlBrowseStore(SqlBase, BrowseStore):
@@ -124,7 +124,10 @@ class SqlBrowseStore(SqlBase, BrowseStore):
     ) -> tuple[int, int]:
         with self._reading() as connection:
             if after is not None and since is None:  # the pin's block, then later tallies
-                return count_after(connection, *self._pinned(connection, repo_id, after))
+                found = connection.execute(_AFTER, {"repo_id": repo_id, "sha": after}).first()
+                _check_pinned(repo_id, after, found)
+                assert found is not None
+                return int(found[2]) + int(found[4]), int(found[3]) + int(found[5])
             if after is None and since is not None:  # a range of ix_change_repo_committed
                 found = connection.execute(_SINCE, {"repo_id": repo_id, "since": since}).one()
                 if found[0] is None:
@@ -158,10 +161,8 @@ class SqlBrowseStore(SqlBase, BrowseStore):
     def _pinned(self, connection: Connection, repo_id: str, sha: CommitSha) -> tuple[int, int]:
         """The repo's key and its revision's, in one statement; NotTracked, UnknownRevision."""
         found = connection.execute(_PINNED, {"repo_id": repo_id, "sha": sha}).first()
-        if found is None:
-            raise NotTracked(f"{repo_id} is not tracked")
-        if found[1] is None:
-            raise UnknownRevision(f"{repo_id} has no stored revision {sha}")
+        _check_pinned(repo_id, sha, found)
+        assert found is not None
         return int(found[0]), int(found[1])
 
     def recent_changes(
@@ -208,6 +209,14 @@ class SqlBrowseStore(SqlBase, BrowseStore):
             return items
 
 
+def _check_pinned(repo_id: str, sha: CommitSha, found: Sequence[Any] | None) -> None:
+    """NotTracked without the repo's key (found[0]), UnknownRevision without the pin's."""
+    if found is None:
+        raise NotTracked(f"{repo_id} is not tracked")
+    if found[1] is None:
+        raise UnknownRevision(f"{repo_id} has no stored revision {sha}")
+
+
 def _text(row: Sequence[Any]) -> RevisionText:
     """A row of `_PAGE_TEXT` (the id first) as a RevisionText."""
     return RevisionText(row[1], row[2], utc(row[3]), row[4], row[5], row[6], row[7], row[8], row[9])
@@ -251,3 +260,31 @@ _SINCE = core_select(_REPO_KEY, func.count(), _BREAKING).where(
     CHANGE.c.repo_pk == _REPO_KEY,
     CHANGE.c.committed_at >= bindparam("since", type_=CHANGE.c.committed_at.type),
 )
+
+
+def _after() -> Select[Any]:
+    """`count_after` and the pin's lookup in one statement (one round trip, not two, for a
+    badge; issue 15): the repo's key, the pin's, the changes of the rest of the pin's block
+    (all, breaking) and the later blocks' tallies (all, breaking)."""
+    pin = _PINNED.with_only_columns(REPO.c.id.label("repo_pk"), REVISION.c.id.label("pinned")).cte(
+        "pin"
+    )
+    repo_pk, pinned = pin.c.repo_pk, pin.c.pinned
+    block = pinned // BLOCK
+    rest = (
+        CHANGE.c.repo_pk == repo_pk,
+        CHANGE.c.revision_pk > pinned,
+        CHANGE.c.revision_pk < (block + 1) * BLOCK,
+    )
+    later = (TALLY.c.repo_pk == repo_pk, TALLY.c.block > block)
+    return core_select(
+        repo_pk,
+        pinned,
+        core_select(func.count()).where(*rest).scalar_subquery(),
+        core_select(_BREAKING).where(*rest).scalar_subquery(),
+        core_select(func.coalesce(func.sum(TALLY.c.total), 0)).where(*later).scalar_subquery(),
+        core_select(func.coalesce(func.sum(TALLY.c.breaking), 0)).where(*later).scalar_subquery(),
+    ).select_from(pin)
+
+
+_AFTER = _after()
