@@ -233,7 +233,10 @@ _PAGE = (
     core_select(*REVISION_COLUMNS)
     .where(REVISION.c.repo_pk == _REPO_KEY, REVISION.c.id < bindparam("before", type_=BigInteger))
     .order_by(REVISION.c.id.desc())
-    .limit(bindparam("limit", type_=Integer))
+    # NOTE: the limit written into the SQL: with it a parameter, PostgreSQL planned every
+    # execution of the prepared statement anew (a custom plan, 0.65 ms at 1M revisions, for
+    # a query that runs in 0.09 ms); with it written, it keeps one generic plan.
+    .limit(bindparam("limit", type_=Integer, literal_execute=True))
 )
 _PAGE_TEXT = _PAGE.with_only_columns(
     *(
@@ -246,7 +249,7 @@ _LATEST = (
     core_select(*REVISION_COLUMNS)
     .where(REVISION.c.repo_pk == _REPO_KEY, REVISION.c.reachable.is_(True))
     .order_by(REVISION.c.id.desc())
-    .limit(1)
+    .limit(bindparam("one", 1, type_=Integer, literal_execute=True))  # as _PAGE's limit
 )
 _PINNED = (
     core_select(REPO.c.id, REVISION.c.id)
