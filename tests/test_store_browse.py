@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -11,6 +13,7 @@ from sqlalchemy import text
 from hubwatch.errors import NotTracked, UnknownRevision, UnknownSubscription
 from hubwatch.models import Change, CommitSha, MessageState, OutboxMessage, RepoState, Severity
 from hubwatch.store.sql import SqlStore, make_engine
+from hubwatch.store.sql.base import PING_IDLE_S
 from hubwatch.store.sql.migrate import upgrade
 from tests.support.served import CARD, OTHER, REPO, STOP, fill
 from tests.test_store import sha, snapshot
@@ -31,6 +34,34 @@ def test_history_pages_cover_every_revision_once(filled: SqlStore) -> None:
             break
         before = page.next_cursor
     assert seen == [sha(3), sha(2), sha(1)]
+
+
+def test_history_text_is_the_page_with_its_json_columns_as_stored(store: SqlStore) -> None:
+    store.add_repo(REPO)
+    card = {"license": "mit", "params": 2**70, "tags": ["a", "é"], "nested": {"x": [1.5, None]}}
+    store.add_revision(REPO.repo_id, snapshot(1, {}))
+    store.add_revision(REPO.repo_id, dataclasses.replace(snapshot(2, {}), card=card))
+    store.add_revision(REPO.repo_id, snapshot(3, {}))
+    page = store.history_page(REPO.repo_id, limit=2)
+    text = store.history_text(REPO.repo_id, limit=2)
+    assert text.next_cursor == page.next_cursor is not None
+    assert [r.sha for r in text.revisions] == [sha(3), sha(2)]
+    for got, want in zip(text.revisions, page.revisions, strict=True):
+        assert (got.date, got.title, got.message, got.reachable) == (
+            want.date,
+            want.title,
+            want.message,
+            want.reachable,
+        )
+        assert tuple(json.loads(got.parents)) == want.parents
+        assert tuple(json.loads(got.authors)) == want.authors
+        assert tuple(json.loads(got.changed)) == want.changed
+        assert json.loads(got.card or "null") == want.card
+    assert json.loads(text.revisions[1].card or "") == card  # 2**70 exactly, as stored
+    last = store.history_text(REPO.repo_id, before=text.next_cursor, limit=2)
+    assert [r.sha for r in last.revisions] == [sha(1)] and last.next_cursor is None
+    with pytest.raises(NotTracked):
+        store.history_text("org/none")
 
 
 def test_latest_and_one_revisions_changes(filled: SqlStore) -> None:
@@ -92,6 +123,83 @@ def test_count_changes_all_and_breaking(filled: SqlStore) -> None:
         filled.count_changes("org/none", after=sha(1))
     with pytest.raises(NotTracked):
         filled.count_changes("org/none", since=day_and_a_half)
+
+
+def _next_revision_id_past(db_url: str, at: int) -> None:
+    """The next revision stored gets an id past `at`: a revision of another repo written there
+    by SQL, so that a test crosses tally blocks (1024 ids each) without storing 1024."""
+    engine = make_engine(db_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO revision (id, repo_pk, sha, parents, committed_at, authors,"
+                    " title, message, changed, reachable, recorded_at) SELECT :at, id, :sha,"
+                    " '[]', :now, '[]', 'filler', '', '[]', :yes, :now FROM repo"
+                    " WHERE repo_id = :repo"
+                ),
+                {"at": at, "sha": f"{at:040x}", "now": datetime.now(UTC), "yes": True}
+                | {"repo": OTHER.repo_id},
+            )
+            if engine.dialect.name == "postgresql":
+                conn.execute(
+                    text("SELECT setval(pg_get_serial_sequence('revision', 'id'), :at)"), {"at": at}
+                )
+    finally:
+        engine.dispose()
+
+
+def test_changes_since_a_pin_across_tally_blocks(store: SqlStore, db_url: str) -> None:
+    store.add_repo(REPO)
+    store.add_repo(OTHER)
+    info = Change("config.x", Severity.INFO, "x", "config.json", 1, 2)
+    breaking = Change("config.y", Severity.BREAKING, "y", "config.json", 1, 2)
+    stored = [(1, ()), (2, (info, breaking)), (3, (info,))]  # block 0
+    stored += [(4, (breaking,)), (5, (info, info))]  # block 2 (ids past 2048)
+    stored += [(6, (info,))]  # block 4 (ids past 4096)
+    for n, changes in stored:
+        if n == 4:
+            _next_revision_id_past(db_url, 2100)
+        if n == 6:
+            _next_revision_id_past(db_url, 4200)
+        store.add_revision(REPO.repo_id, dataclasses.replace(snapshot(n, {}), changes=changes))
+    assert store.count_changes(REPO.repo_id, after=sha(1)) == (7, 2)
+    assert store.count_changes(REPO.repo_id, after=sha(2)) == (5, 1)
+    assert store.count_changes(REPO.repo_id, after=sha(3)) == (4, 1)
+    assert store.count_changes(REPO.repo_id, after=sha(4)) == (3, 0)
+    assert store.count_changes(REPO.repo_id, after=sha(5)) == (1, 0)
+    assert store.count_changes(REPO.repo_id, after=sha(6)) == (0, 0)
+    with pytest.raises(UnknownRevision):
+        store.count_changes(REPO.repo_id, after=CommitSha("f" * 40))
+    with pytest.raises(NotTracked):
+        store.count_changes("org/none", after=sha(1))
+
+
+@pytest.mark.postgres
+def test_a_connection_dropped_while_idle_is_replaced_before_a_read(pg_url: str) -> None:
+    store = SqlStore(pg_url)
+    store.start()
+    try:
+        store.add_repo(REPO)
+        assert store.repo_state(REPO.repo_id) is RepoState.ACTIVE  # the pool holds connections
+        engine = make_engine(pg_url)
+        try:
+            with engine.connect() as conn:
+                dropped = conn.execute(
+                    text(
+                        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                        " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                        " AND state = 'idle'"
+                    )
+                ).scalar_one()
+        finally:
+            engine.dispose()
+        assert dropped >= 1
+        time.sleep(PING_IDLE_S + 0.2)  # idle long enough to be pinged, and replaced
+        assert store.repo_state(REPO.repo_id) is RepoState.ACTIVE
+        assert store.history_text(REPO.repo_id).revisions == ()
+    finally:
+        store.close()
 
 
 def test_revision_counts_kept_on_write(filled: SqlStore) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 from urllib.parse import quote
 
@@ -21,9 +22,12 @@ from hubwatch.api.schemas import (
 from hubwatch.models import (
     AdvisoryReport,
     Change,
+    CommitSha,
     Estimate,
     HistoryPage,
+    HistoryText,
     RevisionChanges,
+    RevisionText,
     StoredRevision,
     TrackedRepo,
     redact_url,
@@ -83,6 +87,59 @@ def history_json(page: HistoryPage) -> bytes:
 
 _UTC_Z = orjson.OPT_UTC_Z
 """UTC written as `Z`, as pydantic writes it."""
+
+
+def history_text_json(page: HistoryText) -> bytes:
+    """`history_json` of a page read as text: the stored JSON columns spliced in as they are
+    (orjson fragments), not decoded and encoded again (issue 15). A page where one might hold
+    what json.dumps writes but JSON has not (NaN, Infinity) goes the decoding way."""
+    items = []
+    for r in page.revisions:
+        if not _strict(r.parents, r.authors, r.changed, r.card or ""):
+            return history_json(_decoded(page))
+        items.append(
+            {
+                "sha": r.sha,
+                "parents": orjson.Fragment(r.parents),
+                "date": r.date,
+                "authors": orjson.Fragment(r.authors),
+                "title": r.title,
+                "message": r.message,
+                "changed": orjson.Fragment(r.changed),
+                "reachable": r.reachable,
+                "card": None if r.card is None else orjson.Fragment(r.card),
+            }
+        )
+    try:
+        return orjson.dumps({"items": items, "next_cursor": page.next_cursor}, option=_UTC_Z)
+    except orjson.JSONEncodeError:  # a string orjson refuses (a lone surrogate): pydantic's way
+        return history_json(_decoded(page))
+
+
+def _strict(*texts: str) -> bool:
+    """No NaN or Infinity (json.dumps writes them bare); a string holding the word is taken
+    the decoding way too, which is only slower."""
+    return not any("NaN" in text or "Infinity" in text for text in texts)
+
+
+def _decoded(page: HistoryText) -> HistoryPage:
+    return HistoryPage(tuple(_revision(r) for r in page.revisions), page.next_cursor)
+
+
+def _revision(r: RevisionText) -> StoredRevision:
+    """json reads exactly what json.dumps wrote (NaN, integers beyond 64 bits)."""
+    return StoredRevision(
+        repo_id="",  # not part of a page's JSON
+        sha=CommitSha(r.sha),
+        parents=tuple(json.loads(r.parents)),
+        date=r.date,
+        authors=tuple(json.loads(r.authors)),
+        title=r.title,
+        message=r.message,
+        changed=tuple(json.loads(r.changed)),
+        reachable=r.reachable,
+        card=None if r.card is None else json.loads(r.card),
+    )
 
 
 def estimate_public(estimate: Estimate | None) -> dict[str, Any] | None:

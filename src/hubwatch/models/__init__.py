@@ -19,7 +19,13 @@ from hubwatch.models.credentials import (
     url_host,
 )
 from hubwatch.models.estimate import TRAIN_SEQ_LEN, Estimate
-from hubwatch.models.history import FeedItem, HistoryPage, RevisionChanges
+from hubwatch.models.history import (
+    FeedItem,
+    HistoryPage,
+    HistoryText,
+    RevisionChanges,
+    RevisionText,
+)
 from hubwatch.models.ids import AdvisoryId, CommitSha, ContentSha
 from hubwatch.models.repo import (
     MAX_REPO_ID_LENGTH,
@@ -72,6 +78,7 @@ __all__ = [
     "FeedItem",
     "FileEntry",
     "HistoryPage",
+    "HistoryText",
     "MatchStatus",
     "MessageState",
     "OutboxMessage",
@@ -85,6 +92,7 @@ __all__ = [
     "RepoState",
     "RepoStatus",
     "RevisionChanges",
+    "RevisionText",
     "ScheduleEntry",
     "Severity",
     "SeverityScore",

@@ -9,6 +9,7 @@ from hubwatch.models import (
     CommitSha,
     FeedItem,
     HistoryPage,
+    HistoryText,
     RepoState,
     RevisionChanges,
     Severity,
@@ -28,6 +29,12 @@ class BrowseStore(ABC):
         self, repo_id: str, *, before: int | None = None, limit: int = 50
     ) -> HistoryPage:
         """Revisions older than position `before` (newest first); NotTracked if unknown."""
+
+    @abstractmethod
+    def history_text(
+        self, repo_id: str, *, before: int | None = None, limit: int = 50
+    ) -> HistoryText:
+        """`history_page` with each revision's JSON columns as stored, not decoded."""
 
     @abstractmethod
     def latest_revision(self, repo_id: str) -> StoredRevision | None:

@@ -10,7 +10,7 @@ from starlette.concurrency import run_in_threadpool
 from hubwatch.api.convert import (
     change_public,
     estimate_public,
-    history_json,
+    history_text_json,
     repo_public,
     report_public,
     revision_changes_public,
@@ -106,7 +106,7 @@ async def list_revisions(
 
 
 def _history_json(store: Store, repo_id: str, before: int | None, limit: int) -> bytes:
-    return history_json(store.history_page(repo_id, before=before, limit=limit))
+    return history_text_json(store.history_text(repo_id, before=before, limit=limit))
 
 
 @reads.get("/repos/{org}/{name}/revisions/{rev}")

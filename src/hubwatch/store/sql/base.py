@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -14,7 +15,7 @@ from sqlalchemy import Table, event
 from sqlalchemy import select as core_select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine, Row
-from sqlalchemy.exc import OperationalError, SQLAlchemyError
+from sqlalchemy.exc import DisconnectionError, OperationalError, SQLAlchemyError
 from sqlmodel import Session, SQLModel, col, create_engine, select
 
 from hubwatch.errors import NotTracked, StoreError, UnknownRevision
@@ -32,21 +33,19 @@ from hubwatch.store.sql.tables import ChangeRow, EventRow, RepoRow, RevisionRow
 REPO: Table = RepoRow.__table__  # type: ignore[attr-defined]
 REVISION: Table = RevisionRow.__table__  # type: ignore[attr-defined]
 CHANGE: Table = ChangeRow.__table__  # type: ignore[attr-defined]
-REVISION_COLUMNS = tuple(
-    REVISION.c[name]
-    for name in (
-        "id",
-        "sha",
-        "parents",
-        "committed_at",
-        "authors",
-        "title",
-        "message",
-        "changed",
-        "reachable",
-        "card",
-    )
+REVISION_NAMES = (
+    "id",
+    "sha",
+    "parents",
+    "committed_at",
+    "authors",
+    "title",
+    "message",
+    "changed",
+    "reachable",
+    "card",
 )
+REVISION_COLUMNS = tuple(REVISION.c[name] for name in REVISION_NAMES)
 """What `as_revision` reads, for Core selects of revisions."""
 
 
@@ -87,7 +86,35 @@ def make_engine(url: str) -> Engine:
             cursor.close()
 
         return engine
-    return create_engine(url, pool_pre_ping=True, json_deserializer=json_loads)
+    engine = create_engine(url, json_deserializer=json_loads)
+    _ping_when_idle(engine)
+    return engine
+
+
+PING_IDLE_S = 1.0
+"""A pooled connection idle this long is pinged before it is used again."""
+
+
+def _ping_when_idle(engine: Engine) -> None:
+    """Ping a pooled connection only when it has sat idle (`PING_IDLE_S`), not at every
+    checkout as `pool_pre_ping` does: that is a round trip more than a badge's one query on
+    PostgreSQL (issue 15). A connection the server dropped meanwhile is replaced, as
+    pre-ping replaces it; one dropped within the last second fails its statement once, and
+    SQLAlchemy then discards the pool's connections."""
+
+    @event.listens_for(engine, "checkin")
+    def _checked_in(_dbapi_connection: Any, record: Any) -> None:
+        record.info["idle_since"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _checked_out(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        since = record.info.pop("idle_since", None)
+        if since is None or time.monotonic() - since < PING_IDLE_S:
+            return  # new, or in use a moment ago
+        try:
+            engine.dialect.do_ping(dbapi_connection)
+        except Exception as exc:  # whatever the driver raises for a dead connection
+            raise DisconnectionError(f"idle connection lost: {type(exc).__name__}") from exc
 
 
 class SqlBase:
