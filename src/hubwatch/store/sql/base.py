@@ -107,6 +107,9 @@ class SqlBase:
         """The engine for `_reading`: each statement alone, no BEGIN and ROLLBACK round trips."""
         self._blobs = BlobCache()
         """Bytes read or written lately, by sha256: the next revision's diff reads them again."""
+        self._written: tuple[int, str, dict[str, tuple[str, str | None]]] | None = None
+        """The revision this store added last: key, sha, files by path (blob id, LFS sha256);
+        a backfill's next revision is compared with it without reading it back."""
 
     @property
     def dialect(self) -> str:
