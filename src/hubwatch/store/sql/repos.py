@@ -68,7 +68,6 @@ class SqlRepoStore(SqlBase, RepoStore):
             session.exec(delete(ChangeTallyRow).where(col(ChangeTallyRow.repo_pk) == row.id))
             session.delete(row)
             session.commit()  # blobs stay: other repos may share them
-            self._written = None  # its keys may be given again
 
     def get_repo(self, repo_id: str) -> TrackedRepo:
         with self._session() as session:

@@ -23,7 +23,7 @@ from hubwatch.models import (
     StoredRevision,
 )
 from hubwatch.store.repos import RevisionStore
-from hubwatch.store.sql.base import CHANGE, REPO, REVISION, SqlBase, as_revision
+from hubwatch.store.sql.base import CHANGE, REPO, REVISION, SqlBase, as_revision, utc
 from hubwatch.store.sql.changes import change_values
 from hubwatch.store.sql.estimates import ESTIMATE, estimate_values
 from hubwatch.store.sql.tables import BlobRow, FileRow, RepoRow, RevisionRow
@@ -54,12 +54,13 @@ class SqlRevisionStore(SqlBase, RevisionStore):
                 self._repo_pk(connection, repo_id)  # raises NotTracked
             repo_pk = found[0][0]
             assert repo_pk is not None
-            stored = {sha: pk for _, pk, sha in found if pk is not None}
+            stored = {sha: (pk, utc(at)) for _, pk, sha, at in found if pk is not None}
             if commit.sha in stored:
                 return False
-            parent_pk = stored.get(parent) if parent else None
-            changed = _changed(connection, self._files_written(parent_pk, parent), snapshot)
-            revision_pk = _insert_revision(connection, repo_pk, snapshot, changed)
+            before = self._files_written(stored[parent]) if parent in stored else None
+            changed = _changed(connection, before, snapshot)
+            recorded_at = datetime.now(UTC)
+            revision_pk = _insert_revision(connection, repo_pk, snapshot, changed, recorded_at)
             if snapshot.estimate is not None:
                 estimate = estimate_values(revision_pk, snapshot.estimate)
                 connection.execute(_INSERT_ESTIMATE, estimate)
@@ -81,16 +82,16 @@ class SqlRevisionStore(SqlBase, RevisionStore):
                 return False
             for sha, data in blobs.items():  # the next revision's diff reads them back
                 self._blobs.put(sha, data)
-            self._written = (revision_pk, commit.sha, _paths_of(snapshot))
+            self._written = ((revision_pk, recorded_at), _paths_of(snapshot))
             return True
 
-    def _files_written(self, pk: int | None, sha: str | None) -> int | _Paths | None:
-        """The files of revision `pk` (`sha`) by path when this store wrote it last (a
-        backfill's parent: no query for what was just written); else `pk`, to be read."""
-        written = self._written
-        if pk is not None and written is not None and written[:2] == (pk, sha):
-            return written[2]
-        return pk
+    def _files_written(self, revision: tuple[int, datetime]) -> int | _Paths:
+        """The files by path of the revision (key, time recorded) when this store wrote it
+        last (a backfill's parent: no query for what was just written); else its key, for
+        them to be read. The time tells a row written again under a reused key."""
+        if self._written is not None and self._written[0] == revision:
+            return self._written[1]
+        return revision[0]
 
     def _put_blobs(self, connection: Connection, blobs: dict[str, bytes]) -> None:
         """Insert the new bytes, in one executemany; bytes stored already are left alone."""
@@ -146,7 +147,7 @@ _Paths = dict[str, tuple[str, str | None]]
 
 # built once with parameters: building a statement cost more than running it (issue 15)
 _FIND = (
-    core_select(REPO.c.id, REVISION.c.id, REVISION.c.sha)
+    core_select(REPO.c.id, REVISION.c.id, REVISION.c.sha, REVISION.c.recorded_at)
     .select_from(REPO)
     .outerjoin(
         REVISION,
@@ -172,7 +173,11 @@ def _paths_of(snapshot: Snapshot) -> _Paths:
 
 
 def _insert_revision(
-    connection: Connection, repo_pk: int, snapshot: Snapshot, changed: list[str]
+    connection: Connection,
+    repo_pk: int,
+    snapshot: Snapshot,
+    changed: list[str],
+    recorded_at: datetime,
 ) -> int:
     """Insert the revision's row; its key."""
     commit = snapshot.commit
@@ -190,7 +195,7 @@ def _insert_revision(
             "reachable": True,
             "card": snapshot.card,
             "card_error": snapshot.card_error,
-            "recorded_at": datetime.now(UTC),
+            "recorded_at": recorded_at,
         },
     )
     key = result.inserted_primary_key
