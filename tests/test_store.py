@@ -96,6 +96,45 @@ def test_changed_files_are_computed_against_the_first_parent(store: SqlStore) ->
     assert second.changed == ("a.json", "b.json", "c.json")
 
 
+def test_changed_files_are_the_same_whichever_store_wrote_the_parent(
+    store: SqlStore, db_url: str
+) -> None:
+    # a store compares with the revision it wrote last from memory, and reads any other back
+    store.add_repo(REPO)
+    store.add_revision(REPO.repo_id, snapshot(1, {"a.json": b"1", "b.json": b"1"}))
+    other = SqlStore(db_url)
+    try:
+        other.add_revision(REPO.repo_id, snapshot(2, {"a.json": b"2", "c.json": b"1"}, 1))
+    finally:
+        other.close()
+    store.add_revision(REPO.repo_id, snapshot(3, {"a.json": b"2", "c.json": b"2"}, 2))
+    store.add_revision(REPO.repo_id, snapshot(4, {"a.json": b"3", "c.json": b"2"}, 3))
+    changed = [r.changed for r in store.history(REPO.repo_id)]
+    assert changed == [
+        ("a.json", "b.json"),
+        ("a.json", "b.json", "c.json"),
+        ("c.json",),
+        ("a.json",),
+    ]
+
+
+def test_changed_files_against_a_parent_written_again_after_the_repo_was_removed(
+    store: SqlStore, db_url: str
+) -> None:
+    # the same commit stored again by another process, under a key SQLite may give again
+    store.add_repo(REPO)
+    store.add_revision(REPO.repo_id, snapshot(1, {"a.json": b"1", "b.json": b"1"}))
+    other = SqlStore(db_url)
+    try:
+        other.remove_repo(REPO.repo_id)
+        other.add_repo(REPO)
+        other.add_revision(REPO.repo_id, replace(snapshot(1, {"a.json": b"1"}), files=()))
+    finally:
+        other.close()
+    store.add_revision(REPO.repo_id, snapshot(2, {"a.json": b"1"}, 1))
+    assert [r.changed for r in store.history(REPO.repo_id)] == [(), ("a.json",)]
+
+
 def test_revision_lookup_by_prefix(store: SqlStore) -> None:
     store.add_repo(REPO)
     store.add_revision(REPO.repo_id, snapshot(0xABC, {"x.json": b"1"}))

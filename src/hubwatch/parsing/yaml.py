@@ -10,6 +10,7 @@ the stack, and the digits of a number before `int()` is quadratic.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -137,12 +138,26 @@ def load_front_matter(text: str) -> Any:
     """A README's YAML front matter (between `---` lines at its top) as plain data.
 
     None when the text has no front matter; UnsafeContent saying why when it cannot be read.
+    The value is shared with the next caller given the same text (the tracker's card and the
+    card differ both read each new README: parsed once, YAML is slow): never mutate it.
     """
+    data, error = _front_matter(text)
+    if error is not None:
+        raise UnsafeContent(error)
+    return data
+
+
+@lru_cache(maxsize=8)
+def _front_matter(text: str) -> tuple[Any, str | None]:
+    """The front matter, or why it cannot be read (kept too: the answer is the same)."""
     if not text.startswith("---"):
-        return None
+        return None, None
     lines = text.splitlines()
     try:
         end = next(i for i, line in enumerate(lines[1:], 1) if line.strip() == "---")
     except StopIteration:
-        raise UnsafeContent("not closed by '---'") from None
-    return load_bounded("\n".join(lines[1:end]))
+        return None, "not closed by '---'"
+    try:
+        return load_bounded("\n".join(lines[1:end])), None
+    except UnsafeContent as exc:
+        return None, str(exc)

@@ -134,6 +134,10 @@ class SqlBase:
         """The engine for `_reading`: each statement alone, no BEGIN and ROLLBACK round trips."""
         self._blobs = BlobCache()
         """Bytes read or written lately, by sha256: the next revision's diff reads them again."""
+        self._written: tuple[tuple[int, datetime], dict[str, tuple[str, str | None]]] | None
+        self._written = None
+        """The revision this store added last: (key, time recorded), and its files by path
+        (blob id, LFS sha256); a backfill's next revision is compared with it, not read back."""
 
     @property
     def dialect(self) -> str:

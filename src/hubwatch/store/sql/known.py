@@ -44,7 +44,7 @@ class SqlKnownContent(SqlBase, KnownContent):
     def _first_of_each(self, kind: str, keys: Sequence[dict[str, str]]) -> list[Sequence[Any]]:
         """The first reusable read of each key, in one statement per `_PER_STATEMENT` keys."""
         rows: list[Sequence[Any]] = []
-        with self._session() as session:
+        with self._reading() as connection:  # no ORM session: plain rows (issue 15)
             for start in range(0, len(keys), _PER_STATEMENT):
                 chunk = keys[start : start + _PER_STATEMENT]
                 params = {
@@ -52,7 +52,7 @@ class SqlKnownContent(SqlBase, KnownContent):
                     for i, key in enumerate(chunk)
                     for name, value in key.items()
                 }
-                rows += session.connection().execute(_lookup(kind, len(chunk)), params).all()
+                rows += connection.execute(_lookup(kind, len(chunk)), params).all()
         return rows
 
     def blob(self, sha256: ContentSha) -> bytes:

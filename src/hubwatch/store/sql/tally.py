@@ -40,19 +40,34 @@ def add_to_tally(
     of the block of `revision_pk`, in the caller's transaction."""
     if total == 0 and breaking == 0:
         return
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    values = {"repo_pk": repo_pk, "block": revision_pk // BLOCK, "total": total}
+    session.execute(_UPSERT[dialect == "postgresql"], {**values, "breaking": breaking})
+
+
+def _upsert(insert: Any) -> Any:
+    """The tally's upsert (`insert`: the dialect's), built once with parameters."""
     statement = insert(TALLY).values(
-        repo_pk=repo_pk, block=revision_pk // BLOCK, total=total, breaking=breaking
+        repo_pk=bindparam("repo_pk"),
+        block=bindparam("block"),
+        total=bindparam("total"),
+        breaking=bindparam("breaking"),
     )
-    session.execute(
-        statement.on_conflict_do_update(
-            index_elements=["repo_pk", "block"],
-            set_={
-                "total": TALLY.c.total + statement.excluded.total,
-                "breaking": TALLY.c.breaking + statement.excluded.breaking,
-            },
-        )
+    return statement.on_conflict_do_update(
+        index_elements=["repo_pk", "block"],
+        set_={
+            "total": TALLY.c.total + statement.excluded.total,
+            "breaking": TALLY.c.breaking + statement.excluded.breaking,
+        },
     )
+
+
+# built once: building a statement cost more than running it (issue 15); by "is postgresql"
+_UPSERT = (_upsert(sqlite.insert), _upsert(postgresql.insert))
+_ONE_MORE = (
+    update(REPO)
+    .where(REPO.c.id == bindparam("pk"))
+    .values(revision_count=REPO.c.revision_count + 1)
+)
 
 
 def count_revision(
@@ -64,9 +79,7 @@ def count_revision(
 ) -> None:
     """What a newly stored revision adds to its repo's counts, in the revision's transaction:
     one revision, and its changes to its block's tally."""
-    session.execute(
-        update(REPO).where(REPO.c.id == repo_pk).values(revision_count=REPO.c.revision_count + 1)
-    )
+    session.execute(_ONE_MORE, {"pk": repo_pk})
     add_to_tally(session, dialect, repo_pk, revision_pk, len(changes), breaking_in(changes))
 
 
