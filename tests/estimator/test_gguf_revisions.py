@@ -189,3 +189,15 @@ def test_cli_estimate_of_a_revision_with_a_config_adds_the_gguf_table(tmp_path: 
     data = json.loads(stdout)
     assert data["parameters"]["total"] == data["gguf"][Q4]["params"]["total"] == LLAMA_PARAMS
     assert data["reconciliation"] is None  # the GGUF header is not read as safetensors
+
+
+def test_the_memory_badge_of_a_gguf_only_repo_gives_its_quantizations_weights(
+    store: SqlStore,
+) -> None:
+    add(store)
+    badges = InProcess(create_app(store, Settings()))
+    memory = badges.get("/api/v1/badges/org/g/memory").json()
+    # Q4_K_M 5,172,420,864 and F16 16,061,055,232 bytes of weights (worked out above)
+    assert (memory["label"], memory["message"]) == ("GGUF weights", "5.2GB (Q4_K_M) – 16.1GB (F16)")
+    assert memory["color"] == "blue" and "isError" not in memory
+    assert badges.get("/api/v1/badges/org/g/params").json()["message"] == "8B"

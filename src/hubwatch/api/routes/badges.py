@@ -139,14 +139,37 @@ def _badge(store: Store, repo_id: str, kind: str, pinned: str | None, now: datet
             message=f"{len(report.matches)} open, {rating}",
             color=_RATING_COLOR[rating],
         )
-    estimate = store.estimate(repo_id, CommitSha(latest.sha))
+    return _estimate_badge(store, repo_id, CommitSha(latest.sha), kind)
+
+
+def _estimate_badge(store: Store, repo_id: str, sha: CommitSha, kind: str) -> Badge:
+    """`params` or `memory` of the latest revision's estimate."""
+    estimate = store.estimate(repo_id, sha)
     if estimate is None or not estimate.ok:
         return error_badge("parameters" if kind == "params" else "serving memory", "unknown")
     if kind == "params":
         total = _number(estimate.params, "total")
         return Badge(label="parameters", message=_si(total), color="blue")
+    if not estimate.serving and estimate.gguf:  # GGUF files alone: no bf16 serving to show
+        return _gguf_weights(estimate.gguf)
     total = _number(estimate.serving, "total")
     return Badge(label="serving memory (bf16)", message=_si(total, "B"), color="blue")
+
+
+def _gguf_weights(models: dict[str, dict[str, Any]]) -> Badge:
+    """The smallest and the largest quantization's weights: what a local runtime loads."""
+    sizes = sorted(
+        (_number(model.get("weights"), "bytes"), str(model.get("quantization") or name))
+        for name, model in models.items()
+        if model.get("ok")
+    )
+    if not sizes:
+        return error_badge("GGUF weights", "unknown")
+    (low, low_q), (high, high_q) = sizes[0], sizes[-1]
+    message = f"{_si(low, 'B')} ({low_q[:24]})"
+    if len(sizes) > 1:
+        message += f" – {_si(high, 'B')} ({high_q[:24]})"
+    return Badge(label="GGUF weights", message=message, color="blue")
 
 
 def _number(data: Any, key: str) -> float:
