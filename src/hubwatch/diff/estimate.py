@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hubwatch.diff.gguf_estimate import gguf_changes, relative
+from hubwatch.diff.deltas import parameters_change, relative
+from hubwatch.diff.gguf_estimate import gguf_changes
 from hubwatch.diff.view import RevisionView
 from hubwatch.models import Change, Estimate, Severity
 
@@ -48,19 +49,9 @@ def estimate_changes(old: Estimate | None, new: Estimate | None) -> list[Change]
 
 
 def _parameters(old: Estimate, new: Estimate) -> list[Change]:
-    before, after = old.params.get("total", 0), new.params.get("total", 0)
-    if before == after:
+    if old.params.get("total", 0) == new.params.get("total", 0):
         return []
-    return [
-        Change(
-            "estimate.parameters",
-            Severity.BEHAVIOR if relative(before, after) >= 0.01 else Severity.INFO,
-            f"parameters {before:,} -> {after:,} ({after - before:+,})",
-            CONFIG,
-            {"total": before, "active": old.params.get("active")},
-            {"total": after, "active": new.params.get("active")},
-        )
-    ]
+    return [parameters_change("estimate.parameters", CONFIG, old.params, new.params)]
 
 
 def _serving_memory(old: Estimate, new: Estimate) -> list[Change]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from hubwatch.diff.deltas import parameters_change, relative
 from hubwatch.models import Change, Severity
 
 GiB = 1024**3
@@ -12,11 +13,6 @@ GiB = 1024**3
 
 def _gib(n: float) -> str:
     return f"{n / GiB:.2f} GiB"
-
-
-def relative(before: float, after: float) -> float:
-    """How far `after` moved from `before`, as a fraction of `before` (infinite from zero)."""
-    return abs(after - before) / before if before else float("inf")
 
 
 def _label(name: str, model: Mapping[str, Any]) -> str:
@@ -47,19 +43,9 @@ Side = Mapping[str, Any]
 
 def _parameters(name: str, label: str, old: Side, new: Side) -> list[Change]:
     was, now = old.get("params", {}), new.get("params", {})
-    b, a = was.get("total", 0), now.get("total", 0)
-    if b == a and was.get("active") == now.get("active"):
+    if (was.get("total", 0), was.get("active")) == (now.get("total", 0), now.get("active")):
         return []
-    return [
-        Change(
-            "estimate.gguf_parameters",
-            Severity.BEHAVIOR if relative(b, a) >= 0.01 else Severity.INFO,
-            f"{label}: parameters {b:,} -> {a:,} ({a - b:+,})",
-            name,
-            {"total": b, "active": was.get("active")},
-            {"total": a, "active": now.get("active")},
-        )
-    ]
+    return [parameters_change("estimate.gguf_parameters", name, was, now, label)]
 
 
 def _weights(name: str, label: str, old: Side, new: Side) -> list[Change]:

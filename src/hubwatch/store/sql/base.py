@@ -117,6 +117,16 @@ def _ping_when_idle(engine: Engine) -> None:
             raise DisconnectionError(f"idle connection lost: {type(exc).__name__}") from exc
 
 
+@contextmanager
+def _connected(engine: Engine) -> Iterator[Connection]:
+    """A connection of `engine`, closed after; a database error raised as StoreError."""
+    try:
+        with engine.connect() as connection:
+            yield connection
+    except OperationalError as exc:
+        raise StoreError(f"database error: {exc.orig}") from None
+
+
 class SqlBase:
     """The engine and the lookups every `Sql*Store` mixin of SqlStore builds on.
 
@@ -158,22 +168,16 @@ class SqlBase:
         """A plain connection for Core reads (no ORM session: rows need no identity map), in
         autocommit: on PostgreSQL a transaction around a read cost two more round trips than
         its query (issue 15); a read here needs no snapshot across its statements."""
-        try:
-            with self._reader.connect() as connection:
-                yield connection
-        except OperationalError as exc:
-            raise StoreError(f"database error: {exc.orig}") from None
+        with _connected(self._reader) as connection:
+            yield connection
 
     @contextmanager
     def _writing(self) -> Iterator[Connection]:
         """A plain connection for Core writes, in one transaction: the caller commits; closing
         it rolls back. Never the readers' autocommit one: a revision's rows must land together
         or not at all (a process killed between two statements left a revision without files)."""
-        try:
-            with self._engine.connect() as connection:
-                yield connection
-        except OperationalError as exc:
-            raise StoreError(f"database error: {exc.orig}") from None
+        with _connected(self._engine) as connection:
+            yield connection
 
     def _repo_pk(self, connection: Connection, repo_id: str) -> int:
         """The tracked repo's key; NotTracked if there is none."""
