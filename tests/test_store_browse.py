@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import text
 
-from hubwatch.errors import NotTracked, UnknownRevision, UnknownSubscription
+from hubwatch.errors import NotTracked, StoreError, UnknownRevision, UnknownSubscription
 from hubwatch.models import Change, CommitSha, MessageState, OutboxMessage, RepoState, Severity
 from hubwatch.store.sql import SqlStore, make_engine
 from hubwatch.store.sql.base import PING_IDLE_S
@@ -200,6 +200,55 @@ def test_a_connection_dropped_while_idle_is_replaced_before_a_read(pg_url: str) 
         assert store.history_text(REPO.repo_id).revisions == ()
     finally:
         store.close()
+
+
+def _drop_idle_connections(url: str) -> int:
+    """Terminate the store's idle server connections, as a restarted server or proxy would."""
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            return int(
+                conn.execute(
+                    text(
+                        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                        " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                        " AND state = 'idle'"
+                    )
+                ).scalar_one()
+            )
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.postgres
+def test_a_connection_dropped_while_in_use_fails_one_read_as_a_store_error(pg_url: str) -> None:
+    # badge and history reads run on the driver's cursor (store/sql/driver.py): a driver
+    # error must still be a StoreError, and the broken connection must leave the pool
+    store = SqlStore(pg_url)
+    store.start()
+    try:
+        store.add_repo(REPO)
+        assert store.repo_state(REPO.repo_id) is RepoState.ACTIVE
+        assert _drop_idle_connections(pg_url) >= 1
+        with pytest.raises(StoreError, match="database error"):
+            store.repo_state(REPO.repo_id)  # within PING_IDLE_S of its last use: not pinged
+        assert store.repo_state(REPO.repo_id) is RepoState.ACTIVE
+        assert store.history_text(REPO.repo_id).revisions == ()
+    finally:
+        store.close()
+
+
+def test_a_driver_error_on_a_badge_read_is_a_store_error(store: SqlStore, db_url: str) -> None:
+    store.add_repo(REPO)
+    engine = make_engine(db_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(text("DROP TABLE change_tally"))
+    finally:
+        engine.dispose()
+    with pytest.raises(StoreError, match="database error"):
+        store.count_changes(REPO.repo_id, after=sha(1))
+    assert store.repo_state(REPO.repo_id) is RepoState.ACTIVE  # the store goes on
 
 
 def test_revision_counts_kept_on_write(filled: SqlStore) -> None:

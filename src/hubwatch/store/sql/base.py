@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any, cast, overload
+from typing import Any, NamedTuple, cast, overload
 
 import orjson
 from sqlalchemy import Table, event
@@ -16,6 +16,7 @@ from sqlalchemy import select as core_select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine, Row
 from sqlalchemy.exc import DisconnectionError, OperationalError, SQLAlchemyError
+from sqlalchemy.sql import Select
 from sqlmodel import Session, SQLModel, col, create_engine, select
 
 from hubwatch.errors import NotTracked, StoreError, UnknownRevision
@@ -28,23 +29,30 @@ from hubwatch.models import (
     StoredRevision,
 )
 from hubwatch.store.sql.blobcache import BlobCache
+from hubwatch.store.sql.driver import DriverQuery
 from hubwatch.store.sql.tables import ChangeRow, EventRow, RepoRow, RevisionRow
 
 REPO: Table = RepoRow.__table__  # type: ignore[attr-defined]
 REVISION: Table = RevisionRow.__table__  # type: ignore[attr-defined]
 CHANGE: Table = ChangeRow.__table__  # type: ignore[attr-defined]
-REVISION_NAMES = (
-    "id",
-    "sha",
-    "parents",
-    "committed_at",
-    "authors",
-    "title",
-    "message",
-    "changed",
-    "reachable",
-    "card",
-)
+
+
+class RevisionValues(NamedTuple):
+    """A row of REVISION_COLUMNS, as a driver's cursor gives it (store/sql/driver.py)."""
+
+    id: int
+    sha: str
+    parents: list[str]
+    committed_at: datetime
+    authors: list[str]
+    title: str
+    message: str
+    changed: list[str]
+    reachable: bool
+    card: dict[str, object] | None
+
+
+REVISION_NAMES = RevisionValues._fields
 REVISION_COLUMNS = tuple(REVISION.c[name] for name in REVISION_NAMES)
 """What `as_revision` reads, for Core selects of revisions."""
 
@@ -142,6 +150,8 @@ class SqlBase:
             raise StoreError(f"invalid database URL: {type(exc).__name__}") from None
         self._reader = self._engine.execution_options(isolation_level="AUTOCOMMIT")
         """The engine for `_reading`: each statement alone, no BEGIN and ROLLBACK round trips."""
+        self._queries: dict[Select[Any], DriverQuery] = {}
+        """`_driven`'s statements, compiled for this store's dialect."""
         self._blobs = BlobCache()
         """Bytes read or written lately, by sha256: the next revision's diff reads them again."""
         self._written: tuple[tuple[int, datetime], dict[str, tuple[str, str | None]]] | None
@@ -170,6 +180,37 @@ class SqlBase:
         its query (issue 15); a read here needs no snapshot across its statements."""
         with _connected(self._reader) as connection:
             yield connection
+
+    def _driven(self, statement: Select[Any], params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        """The rows of `statement` run on the driver's cursor (`DriverQuery`): for the reads
+        every badge and history page makes, where SQLAlchemy's layers cost more than the query."""
+        query = self._queries.get(statement)
+        if query is None:
+            query = self._queries[statement] = DriverQuery(statement, self._engine.dialect)
+        with self._driver() as connection:
+            return query.rows(connection, params)
+
+    @contextmanager
+    def _driver(self) -> Iterator[Any]:
+        """A pooled connection's own DB-API connection, autocommit on PostgreSQL as `_reading`
+        is; a driver error is raised as StoreError and the connection leaves the pool."""
+        try:
+            pooled = self._engine.raw_connection()
+        except OperationalError as exc:
+            raise StoreError(f"database error: {exc.orig}") from None
+        connection: Any = pooled.driver_connection
+        postgres = self.dialect == "postgresql"
+        try:
+            if postgres:  # no BEGIN; and the pool's ROLLBACK on return is then no round trip
+                connection.autocommit = True
+            yield connection
+        except self._engine.dialect.loaded_dbapi.Error as exc:
+            pooled.invalidate()  # whatever state it is in, it is not handed out again
+            raise StoreError(f"database error: {exc}") from None
+        finally:
+            if postgres and pooled.is_valid:
+                connection.autocommit = False
+            pooled.close()
 
     @contextmanager
     def _writing(self) -> Iterator[Connection]:
@@ -263,7 +304,7 @@ def as_change(row: ChangeRow) -> Change:
     )
 
 
-def as_revision(repo_id: str, row: RevisionRow | Row[Any]) -> StoredRevision:
+def as_revision(repo_id: str, row: RevisionRow | Row[Any] | RevisionValues) -> StoredRevision:
     """A stored revision row (ORM, or a Core row of the REVISION_COLUMNS) as the store returns
     it."""
     # NOTE: CommitSha is a NewType (no conversion to run): a history page builds 50 of these.

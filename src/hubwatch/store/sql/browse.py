@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import BigInteger, ColumnElement, Integer, Text, bindparam, case, cast, func
 from sqlalchemy import select as core_select
-from sqlalchemy.engine import Connection, Row
+from sqlalchemy.engine import Connection
 from sqlalchemy.sql import Select
 from sqlmodel import col, select
 
@@ -31,6 +31,7 @@ from hubwatch.store.sql.base import (
     REVISION,
     REVISION_COLUMNS,
     REVISION_NAMES,
+    RevisionValues,
     SqlBase,
     as_change,
     as_revision,
@@ -44,11 +45,10 @@ class SqlBrowseStore(SqlBase, BrowseStore):
     """Paged history, change counts and recent changes, each in one or two indexed queries."""
 
     def repo_state(self, repo_id: str) -> RepoState:
-        with self._reading() as connection:
-            state = connection.execute(_STATE, {"repo_id": repo_id}).scalar_one_or_none()
-        if state is None:
+        rows = self._driven(_STATE, {"repo_id": repo_id})
+        if not rows:
             raise NotTracked(f"{repo_id} is not tracked")
-        return RepoState(state)
+        return RepoState(rows[0][0])
 
     def history_page(
         self, repo_id: str, *, before: int | None = None, limit: int = 50
@@ -57,7 +57,9 @@ class SqlBrowseStore(SqlBase, BrowseStore):
         # statement, built once, the repo looked up inside it (issue 15).
         rows, cursor = self._page(_PAGE, repo_id, before, limit)
         return HistoryPage(
-            tuple(as_revision(repo_id, row) for row in rows), cursor, tuple(row.id for row in rows)
+            tuple(as_revision(repo_id, RevisionValues._make(row)) for row in rows),
+            cursor,
+            tuple(row[0] for row in rows),
         )
 
     def history_text(
@@ -70,27 +72,25 @@ class SqlBrowseStore(SqlBase, BrowseStore):
 
     def _page(
         self, query: Select[Any], repo_id: str, before: int | None, limit: int
-    ) -> tuple[list[Row[Any]], int | None]:
-        """Up to `limit` rows of `query` older than position `before`, and the next cursor."""
+    ) -> tuple[list[tuple[Any, ...]], int | None]:
+        """Up to `limit` rows of `query` older than position `before`, and the next cursor.
+
+        On the driver's cursor (store/sql/driver.py), as the badges' reads: SQLAlchemy's
+        execution and result layers cost three times the query itself (issue 15)."""
         cursor = _NO_CURSOR if before is None else before
-        with self._reading() as connection:
-            rows = list(
-                connection.execute(
-                    query, {"repo_id": repo_id, "before": cursor, "limit": limit + 1}
-                ).all()
-            )
-            if not rows:
-                self._repo_pk(connection, repo_id)  # NotTracked, if that is why
+        rows = self._driven(query, {"repo_id": repo_id, "before": cursor, "limit": limit + 1})
+        if not rows:
+            self.repo_state(repo_id)  # NotTracked, if that is why
         if len(rows) <= limit:
             return rows, None
         return rows[:limit], int(rows[limit - 1][0])
 
     def latest_revision(self, repo_id: str) -> StoredRevision | None:
-        with self._reading() as connection:
-            row = connection.execute(_LATEST, {"repo_id": repo_id}).first()
-            if row is None:
-                self._repo_pk(connection, repo_id)  # NotTracked, if that is why
-        return as_revision(repo_id, row) if row else None
+        rows = self._driven(_LATEST, {"repo_id": repo_id})
+        if not rows:
+            self.repo_state(repo_id)  # NotTracked, if that is why
+            return None
+        return as_revision(repo_id, RevisionValues._make(rows[0]))
 
     def revision_changes(self, repo_id: str, sha: CommitSha) -> RevisionChanges:
         with self._session() as session:
@@ -122,17 +122,19 @@ class SqlBrowseStore(SqlBase, BrowseStore):
     def count_changes(
         self, repo_id: str, *, after: CommitSha | None = None, since: datetime | None = None
     ) -> tuple[int, int]:
+        # the two counts badges ask for, on the driver's cursor as `_page`
+        if after is not None and since is None:  # the pin's block, then later tallies
+            rows = self._driven(_AFTER, {"repo_id": repo_id, "sha": after})
+            found = rows[0] if rows else None
+            _check_pinned(repo_id, after, found)
+            assert found is not None
+            return int(found[2]) + int(found[4]), int(found[3]) + int(found[5])
+        if after is None and since is not None:  # a range of ix_change_repo_committed
+            found = self._driven(_SINCE, {"repo_id": repo_id, "since": since})[0]
+            if found[0] is None:
+                raise NotTracked(f"{repo_id} is not tracked")
+            return int(found[1]), int(found[2])
         with self._reading() as connection:
-            if after is not None and since is None:  # the pin's block, then later tallies
-                found = connection.execute(_AFTER, {"repo_id": repo_id, "sha": after}).first()
-                _check_pinned(repo_id, after, found)
-                assert found is not None
-                return int(found[2]) + int(found[4]), int(found[3]) + int(found[5])
-            if after is None and since is not None:  # a range of ix_change_repo_committed
-                found = connection.execute(_SINCE, {"repo_id": repo_id, "since": since}).one()
-                if found[0] is None:
-                    raise NotTracked(f"{repo_id} is not tracked")
-                return int(found[1]), int(found[2])
             query = core_select(func.count(), _BREAKING)
             total, of_breaking = connection.execute(
                 query.where(*self._counted(connection, repo_id, after, since))
