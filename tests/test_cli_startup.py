@@ -41,13 +41,18 @@ print(json.dumps({
 """
 
 
-def probe(tmp_path: Path, *args: str) -> dict[str, object]:
+def probe(tmp_path: Path, *args: str, plain: bool = False) -> dict[str, object]:
+    """What running `args` imported; `plain`: in an environment that sets only the data dir."""
     env = {**os.environ, "HUBWATCH_DATA_DIR": str(tmp_path / "data"), "HUBWATCH_LOG_LEVEL": "ERROR"}
+    if plain:
+        env = {k: v for k, v in env.items() if not k.upper().startswith("HUBWATCH_")}
+        env["HUBWATCH_DATA_DIR"] = str(tmp_path / "data")
     done = subprocess.run(
         [sys.executable, "-c", PROBE, json.dumps(args)],
         capture_output=True,
         text=True,
         env=env,
+        cwd=tmp_path,  # no .env file: Settings would read it
         check=True,
     )
     report: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
@@ -74,10 +79,19 @@ def test_store_command_imports_the_store_but_not_the_hub_api_or_migrations(
     tmp_path: Path,
 ) -> None:
     probe(tmp_path, "db", "upgrade")  # a database at the newest schema needs no Alembic
-    modules = probe(tmp_path, "list", "--json")["modules"]
+    modules = probe(tmp_path, "history", "org/m", "--json")["modules"]
     assert isinstance(modules, list)
     assert "sqlalchemy" in modules
     assert [m for m in heavy(modules) if not m.startswith("sqlalchemy")] == []
+
+
+def test_list_at_head_reads_without_the_store_or_the_settings_model(tmp_path: Path) -> None:
+    probe(tmp_path, "db", "upgrade")
+    modules = probe(tmp_path, "list", "--json", plain=True)["modules"]
+    assert isinstance(modules, list)
+    assert heavy(modules) == []
+    settings_model = ("sqlmodel", "pydantic_settings", "structlog")
+    assert [m for m in modules if m.startswith(settings_model)] == []
 
 
 def test_entry_point_freezes_what_it_imported_and_collects_again(tmp_path: Path) -> None:

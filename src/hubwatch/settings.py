@@ -5,16 +5,12 @@ from __future__ import annotations
 from enum import StrEnum
 from pathlib import Path
 
-import platformdirs
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from hubwatch.locations import ENV_FILE, default_data_dir, sqlite_url
+
 MiB = 1024 * 1024
-
-
-def default_data_dir() -> Path:
-    """The platform's per-user data directory for hubwatch."""
-    return Path(platformdirs.user_data_dir("hubwatch", appauthor=False))
 
 
 class AdvisoryServiceKind(StrEnum):
@@ -32,7 +28,7 @@ class Settings(BaseSettings):
     """All settings; every field is documented in the README's settings table."""
 
     model_config = SettingsConfigDict(
-        env_prefix="HUBWATCH_", env_file=".env", extra="ignore", use_attribute_docstrings=True
+        env_prefix="HUBWATCH_", env_file=ENV_FILE, extra="ignore", use_attribute_docstrings=True
     )
 
     data_dir: Path = Field(default_factory=default_data_dir)
@@ -130,7 +126,7 @@ class Settings(BaseSettings):
         """The database URL to use: the setting, or SQLite in data_dir."""
         if self.database_url is not None:
             return self.database_url.get_secret_value()
-        return f"sqlite:///{self.data_dir / 'hubwatch.db'}"
+        return sqlite_url(self.data_dir)
 
     def resolved_public_url(self) -> str:
         """The base URL links are built from, without a trailing slash."""

@@ -126,8 +126,7 @@ def untrack(repo_id: RepoArg) -> None:
 @exit_on_error()
 def list_repos(as_json: JsonOption = False) -> None:
     """List tracked repos with their state and number of stored revisions."""
-    with stored() as store:
-        repos = store.list_repos()
+    repos = _tracked_repos()
     if as_json:
         print_json(repos)
         return
@@ -143,6 +142,23 @@ def list_repos(as_json: JsonOption = False) -> None:
             shown(repo.last_error or ""),
         )
     out.print(table)
+
+
+def _tracked_repos() -> list[TrackedRepo]:
+    """The tracked repos, read without SQLAlchemy, Alembic (and, in a plain environment,
+    pydantic) from a database at the current schema (issue 15); through the full store, which
+    creates or migrates it, from any other."""
+    with loading():
+        from hubwatch.locations import plain_database_url
+        from hubwatch.store.dbapi import DbapiRepoListing
+    url = plain_database_url()
+    if url is None:
+        url = settings().resolved_database_url()
+    repos = DbapiRepoListing(url).list_repos()
+    if repos is None:
+        with stored() as store:
+            repos = store.list_repos()
+    return repos
 
 
 def _state(repo: TrackedRepo) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import overload
 
 
 def rfc3339(value: datetime) -> str:
@@ -13,3 +14,18 @@ def rfc3339(value: datetime) -> str:
 def to_minute(value: datetime | None) -> str:
     """A timestamp as tables and pages show it; empty for none."""
     return value.strftime("%Y-%m-%d %H:%M") if value else ""
+
+
+@overload
+def utc(value: datetime) -> datetime: ...
+
+
+@overload
+def utc(value: datetime | None) -> datetime | None: ...
+
+
+def utc(value: datetime | None) -> datetime | None:
+    """A stored timestamp as UTC-aware: SQLite hands back naive ones; everything we store is UTC."""
+    if value is None:
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=UTC)

@@ -7,8 +7,8 @@ import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
-from typing import Any, NamedTuple, cast, overload
+from datetime import datetime
+from typing import Any, NamedTuple, cast
 
 import orjson
 from sqlalchemy import Table, event
@@ -28,6 +28,7 @@ from hubwatch.models import (
     Severity,
     StoredRevision,
 )
+from hubwatch.models.timestamps import utc as utc  # the mixins import it from here
 from hubwatch.store.sql.blobcache import BlobCache
 from hubwatch.store.sql.driver import DriverQuery
 from hubwatch.store.sql.tables import ChangeRow, EventRow, RepoRow, RevisionRow
@@ -274,21 +275,6 @@ class SqlBase:
         if len(rows) > 1:
             raise UnknownRevision(f"{rev} is ambiguous in {repo_id}; give more characters")
         return rows[0]
-
-
-@overload
-def utc(value: datetime) -> datetime: ...
-
-
-@overload
-def utc(value: datetime | None) -> datetime | None: ...
-
-
-def utc(value: datetime | None) -> datetime | None:
-    """SQLite hands back naive datetimes; everything we store is UTC."""
-    if value is None:
-        return None
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 def as_change(row: ChangeRow) -> Change:

@@ -1,0 +1,190 @@
+"""DbapiRepoListing: the tracked repos read over plain DB-API, for `hubwatch list` (issue 15).
+
+SQLAlchemy, SQLModel and Alembic took `hubwatch list --json` ~0.4 s to import before its one
+query. This reads the repo table with stdlib sqlite3 (read-only) or psycopg instead, and only
+from a database at SCHEMA_HEAD; anything else (no database yet, an older schema, a URL it does
+not read, any driver error) is SqlStore's to handle, which migrates or creates it as ever.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+from urllib.parse import parse_qsl, quote, unquote
+
+from hubwatch.errors import HubwatchError
+from hubwatch.models import CommitSha, RepoRef, RepoState, SourceKind, TrackedRepo
+from hubwatch.models.timestamps import utc
+
+SCHEMA_HEAD = "0011"
+"""The newest migration shipped (store/sql/migrations/versions); a test holds it equal to
+Alembic's head, so a new migration cannot leave this reader on an older schema."""
+
+# NOTE: SQLAlchemy's own pattern (sqlalchemy/engine/url.py, _parse_url), so that a URL is split
+# here exactly as the full store's make_url splits it.
+_URL = re.compile(
+    r"""
+        (?P<name>[\w\+]+)://
+        (?:
+            (?P<username>[^:/]*)
+            (?::(?P<password>[^@]*))?
+        @)?
+        (?:
+            (?:
+                \[(?P<ipv6host>[^/\?]+)\] |
+                (?P<ipv4host>[^/:\?]+)
+            )?
+            (?::(?P<port>[^/\?]*))?
+        )?
+        (?:/(?P<database>[^\?]*))?
+        (?:\?(?P<query>.*))?
+    """,
+    re.X,
+)
+
+_PG_PARAMETERS = frozenset(
+    {
+        "application_name",
+        "connect_timeout",
+        "options",
+        "sslcert",
+        "sslkey",
+        "sslmode",
+        "sslrootcert",
+    }
+)
+"""libpq parameters a PostgreSQL URL's query may carry here (SQLAlchemy hands them to psycopg
+as they are); any other, `host` (SQLAlchemy's multi-host form) among them, is left to SqlStore."""
+
+_NO_SQLITE_PARTS = ("username", "password", "ipv4host", "ipv6host", "port")
+"""URL parts a SQLite file URL has none of."""
+
+_COLUMNS = (
+    "repo_id, source, url, branch, state, head_sha, revision_count, added_at, last_polled_at,"
+    " last_error, renamed_to, failures"
+)
+
+
+class DbapiRepoListing:
+    """`SqlStore.list_repos()` without SQLAlchemy: the same values, or None where it cannot
+    answer for certain (the caller then opens the full store)."""
+
+    def __init__(self, url: str) -> None:
+        self._url = url
+
+    def list_repos(self) -> list[TrackedRepo] | None:
+        """The tracked repos ordered by id, or None: a URL other than a plain SQLite file or
+        PostgreSQL over psycopg, no database, a schema other than SCHEMA_HEAD, any error."""
+        match = _URL.match(self._url)
+        if match is None:
+            return None
+        parts = match.groupdict()
+        if parts["name"] == "sqlite":
+            path = _sqlite_path(parts)
+            return None if path is None else _sqlite_repos(path)
+        if parts["name"] == "postgresql+psycopg":
+            params = _postgres_params(parts)
+            return None if params is None else _postgres_repos(params)
+        return None
+
+
+def _sqlite_path(parts: dict[str, str | None]) -> str | None:
+    """The file a `sqlite:///path` URL names (relative, or absolute with four slashes)."""
+    database = parts["database"]
+    if parts["query"] is not None or not database:  # ?uri=true, ?mode=... : the store's to read
+        return None
+    if any(parts[key] is not None for key in _NO_SQLITE_PARTS):
+        return None
+    path = unquote(database)  # NOTE: make_url unquotes the database part too
+    return None if path == ":memory:" else path
+
+
+def _postgres_params(parts: dict[str, str | None]) -> dict[str, Any] | None:
+    """psycopg.connect's arguments as SQLAlchemy's psycopg dialect builds them from the URL."""
+    params: dict[str, Any] = {}
+    for key, name in (("username", "user"), ("password", "password"), ("database", "dbname")):
+        if value := unquote(parts[key] or ""):
+            params[name] = value
+    if host := parts["ipv4host"] or parts["ipv6host"]:
+        params["host"] = host
+    if port := parts["port"]:
+        if not port.isdigit():
+            return None
+        params["port"] = int(port)
+    pairs = parse_qsl(parts["query"] or "")
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) != len(keys) or not set(keys) <= _PG_PARAMETERS:
+        return None
+    params.update(pairs)
+    return params
+
+
+def _sqlite_repos(path: str) -> list[TrackedRepo] | None:
+    import sqlite3
+
+    try:
+        # read-only: a missing file stays missing (the full store creates it), nothing is written
+        connection = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, timeout=30)
+    except sqlite3.Error:
+        return None
+    try:
+        return _repos(connection)
+    except (sqlite3.Error, ValueError, HubwatchError):
+        return None
+    finally:
+        connection.close()
+
+
+def _postgres_repos(params: dict[str, Any]) -> list[TrackedRepo] | None:
+    import psycopg
+
+    try:
+        with psycopg.connect(**params, autocommit=True) as connection:
+            return _repos(connection)
+    except (psycopg.Error, ValueError, HubwatchError):
+        return None
+
+
+def _repos(connection: Any) -> list[TrackedRepo] | None:
+    """The repos through a DB-API connection (sqlite3's or psycopg's `execute`), if its schema
+    is SCHEMA_HEAD; a value the full store would refuse raises, and the full store says why."""
+    versions = connection.execute("SELECT version_num FROM alembic_version").fetchall()
+    if [tuple(row) for row in versions] != [(SCHEMA_HEAD,)]:
+        return None
+    rows = connection.execute(f"SELECT {_COLUMNS} FROM repo ORDER BY repo_id").fetchall()
+    return [_tracked(*row) for row in rows]
+
+
+def _tracked(
+    repo_id: str,
+    source: str,
+    url: str | None,
+    branch: str,
+    state: str,
+    head: str | None,
+    revisions: int,
+    added_at: str | datetime,
+    last_polled_at: str | datetime | None,
+    last_error: str | None,
+    renamed_to: str | None,
+    failures: int,
+) -> TrackedRepo:
+    """One repo row as SqlRepoStore._tracked makes it."""
+    return TrackedRepo(
+        ref=RepoRef(repo_id, SourceKind(source), url, branch),
+        state=RepoState(state),
+        head=CommitSha(head) if head else None,
+        revisions=revisions,
+        added_at=_timestamp(added_at),
+        last_polled_at=None if last_polled_at is None else _timestamp(last_polled_at),
+        last_error=last_error,
+        renamed_to=renamed_to,
+        failures=failures,
+    )
+
+
+def _timestamp(value: str | datetime) -> datetime:
+    """A stored timestamp, UTC-aware: psycopg gives datetimes; SQLite gives the text that
+    SQLAlchemy wrote, which SQLAlchemy reads back with `fromisoformat` too."""
+    return utc(value if isinstance(value, datetime) else datetime.fromisoformat(value))
