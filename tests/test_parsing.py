@@ -86,6 +86,7 @@ ACCEPTED_JSON: list[bytes | str] = [
     b"123456789012345678901234",  # beyond 64 bits: orjson would make it a float
     b"[0.5, -9223372036854775809]",
     b"[0.000123456789012345678, 18446744073709551616]",
+    b"[" + b"[]," * (MAX_DEPTH + 1) + b"[0.5, 123456789012345678901234]]",  # walked, then exact
     b'{"a": 1, "a": 2}',  # duplicate keys: the last wins
     b'\xef\xbb\xbf{"bom": true}',  # bytes with a UTF-8 BOM, as json.loads takes them
     '{"a": "\\ud800"}',  # a lone surrogate escape

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -126,6 +127,21 @@ class RevisionView:
     def raw(self, path: str) -> bytes | None:
         """The stored bytes of `path` (stored or invalid reads), or None."""
         return self._bytes("raw", self._contents.get(path), path)
+
+    def content_sha(self, path: str) -> str | None:
+        """The sha256 (hex) of `path`'s content when it was stored or read, else None: as the
+        store recorded it, or hashed once per view; a key for what is derived from the bytes."""
+        result = self._contents.get(path)
+        if result is None or result.status not in (ReadStatus.STORED, ReadStatus.INVALID):
+            return None
+        if result.sha256 is not None:
+            return result.sha256
+        key = ("sha", path)
+        if key not in self._cache:
+            data = result.data
+            self._cache[key] = None if data is None else hashlib.sha256(data).hexdigest()
+        sha: str | None = self._cache[key]
+        return sha
 
     def text(self, path: str) -> str | None:
         """`path` decoded as UTF-8 (undecodable bytes replaced), or None."""
