@@ -400,3 +400,16 @@ def test_a_tokenizer_json_in_two_diffs_reports_as_from_cold() -> None:
     cold = DIFFERS["tokenizer"](*views()[1:])
     assert warm == cold
     assert [c.kind for c in cold] == ["tokenizer.vocab", "tokenizer.merges"]
+
+
+def test_the_same_objects_with_other_stored_headers_are_still_compared() -> None:
+    """Headers are skipped only when both revisions hold the same objects with the same stored
+    header bytes; a header stored otherwise for the same object is compared as before."""
+    shard = "model.safetensors"
+
+    def revision(shape: list[int]) -> RevisionView:
+        return view({"config.json": cfg(), shard: Weights({"a.w": ("F32", shape)}, oid="1" * 64)})
+
+    assert DIFFERS["weights"](revision([2, 2]), revision([2, 2])) == []
+    changes = DIFFERS["weights"](revision([2, 2]), revision([4, 2]))
+    assert [c.kind for c in changes] == ["weights.shape"], changes
