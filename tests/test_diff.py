@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from hubwatch.caching import forget_all
 from hubwatch.diff import DIFFERS, diff_revisions
 from hubwatch.diff.events import event_change
 from hubwatch.diff.tokenizer_json import split_tokenizer_json
@@ -366,3 +367,49 @@ def test_tokenizer_json_is_cut_without_parsing_vocab_and_merges() -> None:
     assert (split.load("vocab"), split.load("merges")) == (VOCAB, ["a b", "ab c"])
     moved = json.dumps({**tokenizer_json(VOCAB), "truncation": None}).encode()
     assert split_tokenizer_json(moved) is None  # model is not last: parsed whole instead
+
+
+def test_a_tokenizer_json_in_two_diffs_reports_as_from_cold() -> None:
+    """The new side of one change is the old side of the next: taken apart (its vocabulary
+    parsed, its merges read) once, shared by content; the second diff reports what a cold one
+    does."""
+    sides = [
+        (VOCAB, ["a b", "ab c"]),
+        ({**VOCAB, "d": 4}, ["a b", "ab c", "c d"]),
+        ({"b": 0, "a": 1, "c": 2, "ab": 3}, ["ab c", "c d"]),
+    ]
+
+    def views() -> list[RevisionView]:
+        return [
+            view(
+                {
+                    "tokenizer.json": {
+                        **tokenizer_json(v),
+                        "model": {"type": "BPE", "vocab": v, "merges": m},
+                    }
+                }
+            )
+            for v, m in sides
+        ]
+
+    forget_all()
+    first = views()
+    assert DIFFERS["tokenizer"](first[0], first[1])
+    warm = DIFFERS["tokenizer"](first[1], first[2])
+    forget_all()
+    cold = DIFFERS["tokenizer"](*views()[1:])
+    assert warm == cold
+    assert [c.kind for c in cold] == ["tokenizer.vocab", "tokenizer.merges"]
+
+
+def test_the_same_objects_with_other_stored_headers_are_still_compared() -> None:
+    """Headers are skipped only when both revisions hold the same objects with the same stored
+    header bytes; a header stored otherwise for the same object is compared as before."""
+    shard = "model.safetensors"
+
+    def revision(shape: list[int]) -> RevisionView:
+        return view({"config.json": cfg(), shard: Weights({"a.w": ("F32", shape)}, oid="1" * 64)})
+
+    assert DIFFERS["weights"](revision([2, 2]), revision([2, 2])) == []
+    changes = DIFFERS["weights"](revision([2, 2]), revision([4, 2]))
+    assert [c.kind for c in changes] == ["weights.shape"], changes

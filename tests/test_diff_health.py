@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
+from hubwatch.caching import forget_all
 from hubwatch.diff import DIFFERS
 from hubwatch.diff.health import diff_health
+from hubwatch.diff.health_tokens import tokenizer_problems
 from hubwatch.diff.view import RevisionView
-from hubwatch.models import Severity
+from hubwatch.models import ContentSha, ReadStatus, Severity, StoredFile
 from tests.support.revisions import BASE_CONFIG, Weights, view
 
 INDEX = "model.safetensors.index.json"
@@ -173,3 +176,80 @@ def test_all_problems_in_detail_and_before_after() -> None:
 
 def test_health_is_a_registered_differ() -> None:
     assert DIFFERS["health"] is diff_health
+
+
+# -- tokenizer.json judged once per content (health_tokens._TOKENIZERS) ------------------------
+
+
+def stored(files: dict[str, Any], blobs: dict[str, bytes]) -> RevisionView:
+    """`files` as a stored revision reads them: contents by sha256, loaded from `blobs`."""
+    fresh = view(files)  # contents only: every file has bytes
+    rows = []
+    for path, entry in fresh.files.items():
+        data = fresh.raw(path) or b""
+        sha = ContentSha(hashlib.sha256(data).hexdigest())
+        blobs.setdefault(sha, data)
+        rows.append(
+            StoredFile(
+                path,
+                entry.size,
+                entry.blob_id,
+                None,
+                sha,
+                ReadStatus.STORED,
+                None,
+                None,
+                None,
+                None,
+            )
+        )
+
+    def load(sha: ContentSha) -> bytes:
+        return blobs[sha]  # a KeyError: a blob missing from the store
+
+    return RevisionView.of_stored(rows, None, load)
+
+
+SMALL = {f"t{i}": i for i in range(4)}
+"""Fewer tokens than vocab_size (8): eos_token_id 6 is not in it."""
+
+
+def test_a_stored_tokenizer_is_judged_as_the_same_bytes_read_afresh() -> None:
+    forget_all()
+    files = {"config.json": cfg(eos_token_id=6), "tokenizer.json": tok(SMALL)}
+    afresh = tokenizer_problems(view(files))
+    assert afresh and "not in the tokenizer's vocabulary" in afresh[0]
+    assert tokenizer_problems(stored(files, {})) == afresh  # judged by the store's sha
+    forget_all()
+    assert tokenizer_problems(stored(files, {})) == afresh  # and from cold
+
+
+def test_a_changed_tokenizer_is_judged_again() -> None:
+    forget_all()
+    config = cfg(eos_token_id=6)
+    assert tokenizer_problems(view({"config.json": config, "tokenizer.json": tok(VOCAB)})) == []
+    problems = tokenizer_problems(view({"config.json": config, "tokenizer.json": tok(SMALL)}))
+    assert problems == [
+        "eos_token_id 6 in config.json is not in the tokenizer's vocabulary (4 tokens)"
+    ]
+
+
+def test_a_tokenizer_missing_from_the_store_is_not_judged_by_its_sha() -> None:
+    """A blob the store lost reads as no tokenizer.json, even once those bytes were judged."""
+    forget_all()
+    files = {"config.json": cfg(eos_token_id=6), "tokenizer.json": tok(SMALL)}
+    assert tokenizer_problems(view(files))  # judged and cached
+    blobs: dict[str, bytes] = {}
+    lost = stored(files, blobs)
+    blobs.pop(hashlib.sha256(view(files).raw("tokenizer.json") or b"").hexdigest())
+    assert tokenizer_problems(lost) == []
+
+
+def test_a_vocabulary_with_a_value_that_is_not_an_id_keeps_only_the_ids() -> None:
+    forget_all()
+    odd = {"t0": 0, "t1": True, "t2": 2.0, "t3": 3}  # JSON true and 2.0 are not token ids
+    config = cfg(eos_token_id=1, bos_token_id=3)
+    problems = tokenizer_problems(view({"config.json": config, "tokenizer.json": tok(odd)}))
+    assert problems == [
+        "eos_token_id 1 in config.json is not in the tokenizer's vocabulary (2 tokens)"
+    ]

@@ -14,6 +14,8 @@ from hubwatch.models import Change, Severity
 PATH = "tokenizer.json"
 TRICKY = ["Ġt", '"', "\\", '\\"', ",", "],[", '","', "é", "😀", "\n", "[", ""]
 PAIRS = [[a, b] for a in TRICKY for b in TRICKY[:4]]
+STRINGS = [f"{a} {b}" for a, b in PAIRS]
+"""The older layout: with a space in every merge, compared whole, not around the difference."""
 
 
 def compact(value: Any) -> bytes:
@@ -51,6 +53,8 @@ def parsed(before: bytes, after: bytes) -> list[Change]:
         (PAIRS, [["a"], *PAIRS, ["b", "c", "d"]]),  # not pairs: joined all the same
         ([f"{a} {b}" for a, b in PAIRS], [f"{a} {b}" for a, b in PAIRS[1:]]),  # "a b" strings
         (["a b", "ab c"], ["ab c", "a b"]),
+        (STRINGS, STRINGS[::-1]),  # every merge differs: a re-training
+        (STRINGS, [STRINGS[0], *[f"{m}x" for m in STRINGS[1:-1]], STRINGS[0], STRINGS[-1]]),
     ],
 )
 def test_bytes_compare_reports_what_parsing_does(
@@ -77,6 +81,14 @@ def test_bytes_compare_reports_what_parsing_does(
 )
 def test_anything_but_one_clean_layout_is_left_to_the_parser(before: bytes, after: bytes) -> None:
     assert merges_bytes_changes(before, after, PATH) is None
+
+
+def test_a_section_compared_twice_reports_as_from_cold() -> None:
+    """The after side of one comparison, taken apart once, is the before side of the next."""
+    one, two, three = compact(STRINGS), compact(STRINGS[::-1]), compact(STRINGS[1:])
+    assert merges_bytes_changes(one, two, PATH) == parsed(one, two)
+    assert merges_bytes_changes(two, three, PATH) == parsed(two, three)
+    assert merges_bytes_changes(bytes(bytearray(two)), three, PATH) == parsed(two, three)
 
 
 def test_the_same_merges_written_again_are_no_change() -> None:

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hubwatch.advisories.deps import extract
+from hubwatch.caching import forget_all
 from hubwatch.diff.view import RevisionView
 from hubwatch.errors import HubwatchError, UnsafeContent
 from hubwatch.estimator import estimate_json
@@ -86,6 +87,7 @@ ACCEPTED_JSON: list[bytes | str] = [
     b"123456789012345678901234",  # beyond 64 bits: orjson would make it a float
     b"[0.5, -9223372036854775809]",
     b"[0.000123456789012345678, 18446744073709551616]",
+    b"[" + b"[]," * (MAX_DEPTH + 1) + b"[0.5, 123456789012345678901234]]",  # walked, then exact
     b'{"a": 1, "a": 2}',  # duplicate keys: the last wins
     b'\xef\xbb\xbf{"bom": true}',  # bytes with a UTF-8 BOM, as json.loads takes them
     '{"a": "\\ud800"}',  # a lone surrogate escape
@@ -465,3 +467,70 @@ def test_dependency_extraction_records_the_reason() -> None:
     )
     found = extract([stored], {"c1": data}.__getitem__)
     assert found.problems == ["config.json: number too large (5000 digits; at most 1000)"]
+
+
+ENCODED = {
+    "config.json": b'\xef\xbb\xbf{"model_type": "llama"}',  # a BOM: the text is not JSON
+    "tokenizer_config.json": '{"a": 1}'.encode("utf-16-le"),  # valid UTF-8, JSON in UTF-16
+    "generation_config.json": b'{"temperature": 0.5, "n": 123456789012345678901234}',
+    "special_tokens_map.json": b'{"a": NaN}',
+}
+
+
+def test_a_snapshot_judges_json_as_its_text_parses_however_its_bytes_were_parsed() -> None:
+    """The bytes of UTF-8 JSON are parsed once for the snapshot and its differs; JSON that the
+    bytes and the text parse differently (a BOM, UTF-16) is judged as its text parses."""
+    forget_all()
+    source = DictSource([ENCODED])
+    commit = source.list_commits(RepoRef("toy/encoded"))[0]
+    for _ in range(2):  # cold, then with every parse shared
+        snapshot = take_snapshot(
+            source, RepoRef("toy/encoded"), commit, MemoryKnownContent(), Limits()
+        )
+        reasons = {path: (read.status, read.error) for path, read in snapshot.contents.items()}
+        assert reasons == {
+            "config.json": (
+                ReadStatus.INVALID,
+                "config.json: not valid JSON: Unexpected UTF-8 BOM (decode using utf-8-sig) "
+                "at line 1 column 1",
+            ),
+            "tokenizer_config.json": (
+                ReadStatus.INVALID,
+                "tokenizer_config.json: not valid JSON: Expecting property name enclosed in "
+                "double quotes at line 1 column 2",
+            ),
+            "generation_config.json": (ReadStatus.STORED, None),
+            "special_tokens_map.json": (
+                ReadStatus.INVALID,
+                "special_tokens_map.json: NaN or Infinity is not JSON",
+            ),
+        }
+        view = RevisionView.of_snapshot(snapshot)
+        assert view.json("config.json") == {"model_type": "llama"}  # as json.loads reads bytes
+        assert view.json("tokenizer_config.json") == {"a": 1}
+        assert view.json("generation_config.json") == {
+            "temperature": 0.5,
+            "n": 123456789012345678901234,
+        }
+        assert view.json("special_tokens_map.json") is None
+
+
+def test_views_of_the_same_content_share_one_parse_and_other_content_is_parsed() -> None:
+    forget_all()
+
+    def stored(data: bytes) -> RevisionView:
+        sha = ContentSha(hashlib.sha256(data).hexdigest())
+        row = StoredFile(
+            "config.json", len(data), "b", None, sha, ReadStatus.STORED, None, None, None, None
+        )
+        return RevisionView.of_stored([row], None, {sha: data}.__getitem__)
+
+    one, other = b'{"a": [1, 2]}', b'{"a": [1, 3]}'
+    fresh = RevisionView(
+        [FileEntry("config.json", len(one), "b")],
+        {"config.json": ReadResult(ReadStatus.STORED, data=one)},
+    )
+    assert fresh.json("config.json") == {"a": [1, 2]}
+    assert stored(one).json("config.json") is fresh.json("config.json")  # parsed once
+    assert stored(other).json("config.json") == {"a": [1, 3]}
+    assert stored(b'{"a": NaN}').json("config.json") is None

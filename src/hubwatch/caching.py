@@ -20,14 +20,18 @@ def forget_all() -> None:
 
 
 class BoundedCache(Generic[V]):
-    """The last `size` values by key, the least recently used dropped first.
+    """The last `size` values by key, the least recently used dropped first; with `max_weight`,
+    also as many as keep the sum of their weights (bytes parsed, say) within it.
 
     Values are shared between callers: only immutable ones (or ones nobody mutates) go in.
     """
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, max_weight: int | None = None) -> None:
         self._size = size
+        self._max_weight = max_weight
         self._items: OrderedDict[str, V] = OrderedDict()
+        self._weights: dict[str, int] = {}
+        self._weight = 0
         self._lock = threading.Lock()
         _ALL.add(self)
 
@@ -41,13 +45,24 @@ class BoundedCache(Generic[V]):
                 self._items.move_to_end(key)
             return found
 
-    def put(self, key: str, value: V) -> None:
+    def put(self, key: str, value: V, weight: int = 0) -> None:
+        """Keep `value`; one heavier than `max_weight` alone is not kept."""
+        heaviest = self._max_weight
+        if heaviest is not None and weight > heaviest:
+            return
         with self._lock:
+            self._weight += weight - self._weights.get(key, 0)
             self._items[key] = value
+            self._weights[key] = weight
             self._items.move_to_end(key)
-            while len(self._items) > self._size:
-                self._items.popitem(last=False)
+            while len(self._items) > self._size or (
+                heaviest is not None and self._weight > heaviest
+            ):
+                dropped, _ = self._items.popitem(last=False)
+                self._weight -= self._weights.pop(dropped)
 
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+            self._weights.clear()
+            self._weight = 0

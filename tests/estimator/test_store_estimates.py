@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
-from hubwatch.models import CommitSha, RepoRef, SourceKind
+from hubwatch.models import CommitSha, Estimate, RepoRef, Severity, SourceKind
 from hubwatch.store.sql import SqlStore
 from tests.estimator.make_golden import REPO_CONFIGS
 from tests.support.gitrepo import CommitSpec, make_repo, safetensors_bytes
@@ -44,3 +45,22 @@ def test_every_revision_gets_its_estimate_and_bad_or_missing_configs_are_clear(
     assert broken.error.startswith("cannot estimate: config.json")
     none = store.history("org/none")[0].sha
     assert store.estimate("org/none", none) is None
+
+
+def test_an_estimate_as_json_is_what_asdict_gives_and_shares_nothing() -> None:
+    """`Estimate.to_json` (stored per revision) copies as `dataclasses.asdict` does."""
+    nested = {"a": [1, 2.5, None, {"b": (3, "c")}], ("k", 1): True, "e": Severity.BREAKING}
+    found = Estimate(
+        ok=True,
+        notes=["n"],
+        params={"total": 10, "by_kind": {"x": {"y": [1, 2]}}},
+        serving={"parts": nested},
+        max_batch={"w": {"g": {"cards": 1, "split": [1, 2]}}},
+    )
+    data = found.to_json()
+    assert data == dataclasses.asdict(found)
+    assert repr(data) == repr(dataclasses.asdict(found))  # tuples stay tuples, enums enums
+    data["params"]["by_kind"]["x"]["y"].append(3)
+    data["serving"]["parts"]["a"][3]["b"] = None
+    assert found.params["by_kind"]["x"]["y"] == [1, 2]
+    assert found.serving["parts"]["a"][3]["b"] == (3, "c")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,8 +80,10 @@ tokenizer.json is judged at every config edit, and parsing it is most of the jud
 
 def _tokenizer_ids(view: RevisionView) -> tuple[frozenset[int] | None, dict[str, int]]:
     """The ids and added tokens (content → id) tokenizer.json knows; (None, {}) without one."""
-    raw = view.raw("tokenizer.json")
-    key = hashlib.sha256(raw).hexdigest() if raw is not None else ""
+    # the store's sha when the bytes were stored before: most revisions hash nothing here (a
+    # blob the store lost reads as no tokenizer.json, whatever its sha)
+    readable = view.raw("tokenizer.json") is not None
+    key = (view.content_sha("tokenizer.json") or "") if readable else ""
     found = _TOKENIZERS.get(key) if key else None
     if found is not None:
         return found
@@ -104,7 +105,10 @@ def _tokenizer_ids(view: RevisionView) -> tuple[frozenset[int] | None, dict[str,
 def _model_ids(model: Any) -> list[int]:
     vocab = model.get("vocab") if isinstance(model, dict) else None
     if isinstance(vocab, dict):
-        return [v for v in vocab.values() if _is_id(v)]
+        ids = vocab.values()
+        if set(map(type, ids)) == {int}:  # as the `tokenizers` library writes it: taken in C
+            return list(ids)
+        return [v for v in ids if _is_id(v)]
     if isinstance(vocab, list):  # Unigram: the id is the position
         return list(range(len(vocab)))
     return []

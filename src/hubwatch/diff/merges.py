@@ -15,6 +15,7 @@ from typing import NamedTuple, TypeVar
 
 import orjson
 
+from hubwatch.caching import BoundedCache
 from hubwatch.diff.sections import listing, show
 from hubwatch.models import Change, Severity
 
@@ -108,7 +109,7 @@ def merges_bytes_changes(before: bytes, after: bytes, path: str) -> list[Change]
     included, is None: parse it instead. So is a merge whose second token is `],[`, which
     reads like the separator between two merges.
     """
-    old = _section(before)
+    old = _section_of(before)
     if old is None:
         return None
     # The new side is read only where its bytes differ from the old; tokens with spaces need
@@ -116,7 +117,7 @@ def merges_bytes_changes(before: bytes, after: bytes, path: str) -> list[Change]
     middle = None if old.spaces else _middle(old, before, after)
     if middle is not None and not middle.spaces:
         return _changes_in_middle(old, middle, path)
-    new = _section(after)
+    new = _section_of(after)
     if new is None or old.within != new.within:
         return None
     if old.merges == new.merges:  # another spelling of the same list: nothing changed
@@ -139,12 +140,13 @@ def merges_bytes_changes(before: bytes, after: bytes, path: str) -> list[Change]
         return None
     middle_b = _split(b[start : end_b + 1])
     middle_a = _split(a[start : end_a + 1])
-    removed = list(filterfalse(set(middle_a).__contains__, middle_b))
-    added = list(filterfalse(set(middle_b).__contains__, middle_a))
+    set_b, set_a = set(middle_b), set(middle_a)
+    removed = list(filterfalse(set_a.__contains__, middle_b))
+    added = list(filterfalse(set_b.__contains__, middle_a))
     if len(removed) + len(added) <= _FEW:  # the rest: a NUL-delimited search of the other side
         removed = [m for m in removed if _SEP + m + _SEP not in a]
         added = [m for m in added if _SEP + m + _SEP not in b]
-    else:
+    elif start > 0 or end_b < len(b) - 1:  # not a whole re-training: look outside the middles
         old_all, new_all = set(_split(b)), set(_split(a))
         removed = list(filterfalse(new_all.__contains__, removed))
         added = list(filterfalse(old_all.__contains__, added))
@@ -196,6 +198,23 @@ def _decoder(within: bytes) -> Callable[[bytes], str]:
 def _split(delimited: bytes) -> list[bytes]:
     """The merges in `NUL merge NUL merge … NUL` (none in a lone NUL)."""
     return delimited[1:-1].split(_SEP) if len(delimited) > 1 else []
+
+
+_SECTIONS: BoundedCache[tuple[bytes, _Section]] = BoundedCache(2)
+"""Sections taken apart, by the identity of their bytes (held in the entry, so that it is not
+reused): tokenizer_json.py shares one tokenizer.json's bytes between the change that brings it
+and the change that replaces it, whose old side is then not taken apart again."""
+
+
+def _section_of(raw: bytes) -> _Section | None:
+    """`_section(raw)`, once for the same bytes object."""
+    found = _SECTIONS.get(str(id(raw)))
+    if found is not None and found[0] is raw:
+        return found[1]
+    section = _section(raw)
+    if section is not None:
+        _SECTIONS.put(str(id(raw)), (raw, section))
+    return section
 
 
 def _section(raw: bytes) -> _Section | None:

@@ -18,7 +18,8 @@ def index_map(index: Any, index_path: str) -> dict[str, list[str]]:
     if isinstance(weight_map, dict):
         folder = posixpath.dirname(index_path)
         for tensor, shard in weight_map.items():
-            shards.setdefault(posixpath.join(folder, str(shard)), []).append(tensor)
+            name = str(shard)  # beside a root index: the name as it is (what join gives)
+            shards.setdefault(posixpath.join(folder, name) if folder else name, []).append(tensor)
     return shards
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from hubwatch.caching import BoundedCache
 from hubwatch.diff.gcpause import paused_gc
 from hubwatch.diff.merges import merges_bytes_changes, merges_changes
 from hubwatch.diff.sections import arrow, changed_keys, first_upload, pair
@@ -56,8 +57,8 @@ class _Sections:
 
 
 def _sections(old: RevisionView, new: RevisionView, path: str) -> _Sections:
-    split_b = split_tokenizer_json(old.raw(path)) if path in old.files else None
-    split_a = split_tokenizer_json(new.raw(path)) if path in new.files else None
+    split_b = _split(old, path) if path in old.files else None
+    split_a = _split(new, path) if path in new.files else None
     if split_b is None or split_a is None:  # not in the usual layout: parse everything
         before, after = pair(old, new, path)
         models = (before.get("model"), after.get("model"))
@@ -125,17 +126,41 @@ def _model_changes(sections: _Sections, path: str) -> list[Change]:
 
 
 class SplitTokenizer:
-    """A tokenizer.json with its two big sections (model.vocab, model.merges) kept as bytes."""
+    """A tokenizer.json with its two big sections (model.vocab, model.merges) kept as bytes.
 
-    __slots__ = ("raw", "skeleton")
+    Shared by every diff of the same bytes (`_SPLITS`): nothing read from it is mutated.
+    """
+
+    __slots__ = ("_loaded", "raw", "skeleton")
 
     def __init__(self, skeleton: dict[str, Any], raw: dict[str, bytes]) -> None:
         self.skeleton = skeleton
         """Everything else, parsed; model.vocab and model.merges are None in it."""
         self.raw = raw
+        self._loaded: dict[str, Any] = {}
 
     def load(self, key: str) -> Any:
-        return parse_json(self.raw[key])
+        """The section parsed, once."""
+        if key not in self._loaded:
+            self._loaded[key] = parse_json(self.raw[key])
+        return self._loaded[key]
+
+
+_SPLITS: BoundedCache[SplitTokenizer] = BoundedCache(2)
+"""tokenizer.json files taken apart, by their content's sha256: the new side of one change is
+the old side of the next, whose vocabulary is then not parsed again."""
+
+
+def _split(view: RevisionView, path: str) -> SplitTokenizer | None:
+    """`split_tokenizer_json` of `path`'s bytes, shared by every view of the same bytes."""
+    raw = view.raw(path)
+    sha = view.content_sha(path) if raw is not None else None
+    found = _SPLITS.get(sha) if sha is not None else None
+    if found is None:
+        found = split_tokenizer_json(raw)
+        if found is not None and sha is not None:
+            _SPLITS.put(sha, found)
+    return found
 
 
 def split_tokenizer_json(data: bytes | None) -> SplitTokenizer | None:

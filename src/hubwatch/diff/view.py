@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from hubwatch.caching import BoundedCache
 from hubwatch.errors import UnsafeContent
 from hubwatch.models import (
     ContentSha,
@@ -127,6 +129,27 @@ class RevisionView:
         """The stored bytes of `path` (stored or invalid reads), or None."""
         return self._bytes("raw", self._contents.get(path), path)
 
+    def content_sha(self, path: str) -> str | None:
+        """The sha256 (hex) of `path`'s content when it was stored or read, else None: as the
+        store recorded it, or hashed once per view; a key for what is derived from the bytes."""
+        return self._sha("sha", self._contents.get(path), path)
+
+    def header_sha(self, path: str) -> str | None:
+        """The sha256 (hex) of `path`'s stored header, when it was read; see `content_sha`."""
+        return self._sha("hsha", self._headers.get(path), path)
+
+    def _sha(self, kind: str, result: ReadResult | None, path: str) -> str | None:
+        if result is None or result.status not in (ReadStatus.STORED, ReadStatus.INVALID):
+            return None
+        if result.sha256 is not None:
+            return result.sha256
+        key = (kind, path)
+        if key not in self._cache:
+            data = result.data
+            self._cache[key] = None if data is None else hashlib.sha256(data).hexdigest()
+        sha: str | None = self._cache[key]
+        return sha
+
     def text(self, path: str) -> str | None:
         """`path` decoded as UTF-8 (undecodable bytes replaced), or None."""
         key = ("text", path)
@@ -138,11 +161,16 @@ class RevisionView:
 
     def json(self, path: str) -> Any:
         """`path` parsed as JSON, or None when absent, unread or not JSON."""
-        return self._parsed("json", path, self.raw)
+        return self._parsed("json", path, self.raw, self.content_sha)
 
     def header(self, path: str) -> dict[str, Any] | None:
         """The parsed safetensors header of `path`, or None when it was not read."""
-        value = self._parsed("header", path, lambda p: self._bytes("hraw", self._headers.get(p), p))
+        value = self._parsed(
+            "header",
+            path,
+            lambda p: self._bytes("hraw", self._headers.get(p), p),
+            self.header_sha,
+        )
         return value if isinstance(value, dict) else None
 
     def gguf_header(self, path: str) -> GGUFHeader | None:
@@ -163,7 +191,13 @@ class RevisionView:
         models: dict[str, GGUFModel] = self._cache[key]
         return models
 
-    def _parsed(self, kind: str, path: str, raw_of: Callable[[str], bytes | None]) -> Any:
+    def _parsed(
+        self,
+        kind: str,
+        path: str,
+        raw_of: Callable[[str], bytes | None],
+        sha_of: Callable[[str], str | None],
+    ) -> Any:
         key = (kind, path)
         cached = self._cache.get(key, _MISSING)
         if cached is not _MISSING:
@@ -171,7 +205,8 @@ class RevisionView:
         raw = raw_of(path)
         value: Any = None
         if raw is not None:
-            value = parse_json(raw)
+            sha = sha_of(path)
+            value = parse_json(raw) if sha is None else parse_json_once(raw, sha)
         self._cache[key] = value
         return value
 
@@ -198,3 +233,34 @@ def parse_json(raw: bytes) -> Any:
         return loads_bounded(raw)
     except UnsafeContent:
         return None
+
+
+def parse_json_once(raw: bytes, sha: str) -> Any:
+    """`parse_json(raw)`, shared by every view of the same content (`sha`: its sha256)."""
+    try:
+        return loads_shared(raw, sha)
+    except UnsafeContent:
+        return None
+
+
+_PARSED: BoundedCache[tuple[Any, str | None]] = BoundedCache(64, max_weight=16 * 1024 * 1024)
+"""JSON by the sha256 of its bytes, parsed (or why it is not JSON), up to 16 MiB of it: in a
+backfill each revision reads the config, index and tokenizer files of the one before, and a
+snapshot checks the JSON it reads that the differs parse next. The values are shared: a differ
+reads a view and never mutates what it reads."""
+
+
+def loads_shared(raw: bytes, sha: str) -> Any:
+    """`loads_bounded(raw)` once per content (`sha`: the sha256 of `raw`); UnsafeContent as it
+    raises, with the same reason."""
+    found = _PARSED.get(sha)
+    if found is None:
+        try:
+            found = (loads_bounded(raw), None)
+        except UnsafeContent as exc:
+            found = (None, str(exc))
+        _PARSED.put(sha, found, weight=len(raw))
+    value, refused = found
+    if refused is not None:
+        raise UnsafeContent(refused)
+    return value

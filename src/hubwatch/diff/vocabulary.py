@@ -47,8 +47,9 @@ def vocab_changes(before: dict[str, int], after: dict[str, int], path: str) -> l
     if before == after:
         return []
     moved = _moved(before, after)
-    removed = [t for t in moved if t not in after]
-    renumbered = [t for t in moved if t in after]
+    # a re-trained vocabulary moves every token: split in C
+    removed = list(filterfalse(after.__contains__, moved))
+    renumbered = list(filter(after.__contains__, moved))
     kept = len(before) - len(removed)
     added = list(filterfalse(before.__contains__, after)) if len(after) > kept else []
     if not (added or removed or renumbered):

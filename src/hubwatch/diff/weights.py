@@ -47,11 +47,12 @@ def diff_weights(old: RevisionView, new: RevisionView) -> list[Change]:
     if not old_st or not new_st:
         return changes
     layout = _layout(old, new, old_st, new_st)
-    old_t, new_t = _tensors(old, old_st), _tensors(new, new_st)
-    if old_t is not None and new_t is not None:
-        changes += _by_headers(old_t, new_t, old_st, new_st)
-    elif _objects(old_st) != _objects(new_st):
-        changes += _by_objects(old, new, old_st, new_st)
+    if not _same_headers(old, new, old_st, new_st):
+        old_t, new_t = _tensors(old, old_st), _tensors(new, new_st)
+        if old_t is not None and new_t is not None:
+            changes += _by_headers(old_t, new_t, old_st, new_st)
+        elif _objects(old_st) != _objects(new_st):
+            changes += _by_objects(old, new, old_st, new_st)
     changes += layout
     if _filling_in(old, old_st, new_st):
         # The shards an index already named arrive: an upload completing, which `health.weights`
@@ -67,14 +68,16 @@ def _filling_in(
     old: RevisionView, old_st: dict[str, FileEntry], new_st: dict[str, FileEntry]
 ) -> bool:
     """Whether the new safetensors files are only shards the old revision's index named."""
+    arrived = new_st.keys() - old_st.keys()
+    if not arrived:
+        return False  # the usual revision: no index read
     named = {
         shard
         for path in old.files
         if path.endswith(".safetensors.index.json")
         for shard in index_shards(old, path)
     }
-    arrived = new_st.keys() - old_st.keys()
-    return bool(arrived) and arrived <= named and old_st.keys() <= new_st.keys()
+    return arrived <= named and old_st.keys() <= new_st.keys()
 
 
 def _fill_in_noise(change: Change) -> bool:
@@ -132,6 +135,20 @@ def _format_change(
         return []
     summary = f"Weight format changed: {' + '.join(was)} → {' + '.join(now)}."
     return [Change("weights.format", Severity.BEHAVIOR, summary, None, was, now)]
+
+
+def _same_headers(
+    old: RevisionView, new: RevisionView, old_st: dict[str, FileEntry], new_st: dict[str, FileEntry]
+) -> bool:
+    """Whether both revisions hold the same safetensors objects with the same stored headers:
+    the same tensors, and no object re-uploaded, so nothing to compare (most revisions)."""
+    if _objects(old_st) != _objects(new_st):
+        return False
+    for path in new_st:
+        sha = new.header_sha(path)
+        if sha is None or sha != old.header_sha(path):
+            return False
+    return True
 
 
 def _objects(files: dict[str, FileEntry]) -> dict[str, str]:

@@ -50,16 +50,22 @@ class Estimate:
 
 
 _LEAVES = (str, int, float, bool, type(None))
+_LEAF_TYPES = frozenset(_LEAVES)
+"""The same, for a lookup by exact type: most values are leaves, taken without a call."""
 
 
 def _copied(value: Any) -> Any:
     """`value` copied as `dataclasses.asdict` copies a field's value."""
     if isinstance(value, _LEAVES):
         return value  # immutable: asdict's deepcopy returns it as is
+    leaf = _LEAF_TYPES
     if type(value) is dict:
-        return {_copied(k): _copied(v) for k, v in value.items()}
+        return {
+            k if type(k) in leaf else _copied(k): v if type(v) in leaf else _copied(v)
+            for k, v in value.items()
+        }
     if type(value) is list:
-        return [_copied(v) for v in value]
+        return [v if type(v) in leaf else _copied(v) for v in value]
     if type(value) is tuple:
         return tuple(_copied(v) for v in value)
     return asdict(_Holder(value)).get("value")  # anything else, as asdict copies it

@@ -51,32 +51,42 @@ def loads_bounded(raw: bytes | str) -> Any:
         # NaN, a long integer, a BOM, a lone surrogate, or not JSON at all: the standard
         # library decides, and says why.
         return _loads_exact(raw)
-    if _has_float_within_depth(value) and _may_hold_long_int(raw):
+    if _few_brackets(raw):  # a config, say: no walk needed for the depth
+        rounded = _may_hold_long_int(raw) and _has_float_within_depth(value)
+    else:
+        rounded = _has_float_within_depth(value) and _may_hold_long_int(raw)
+    if rounded:
         return _loads_exact(raw)  # a float may be an integer orjson rounded
     return value
+
+
+def _few_brackets(raw: bytes | str) -> bool:
+    """Whether `raw` opens at most MAX_DEPTH arrays and objects, so cannot nest deeper (those in
+    strings are counted too: one search each, in C, and most configs pass)."""
+    if isinstance(raw, str):
+        return raw.count("[") + raw.count("{") <= MAX_DEPTH
+    return raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH
 
 
 def _has_float_within_depth(value: Any) -> bool:
     """Whether `value` holds a float; UnsafeContent when it nests deeper than MAX_DEPTH.
 
-    One pass per level over all of that level's values, in C (map, count, compress, chain): no
+    One pass per level over all of that level's values, in C (map, set, compress, chain): no
     recursion, and no Python-level loop over the 150k entries of a vocabulary.
     """
     level: tuple[list[Any], list[Any]] = ([], [[value]])  # the dicts and lists at one depth
     has_float = False
     for depth in range(MAX_DEPTH + 1):
         types = list(map(type, _children(*level)))
-        if types.count(str) == len(types) or types.count(int) == len(types):
-            return has_float  # the usual last level (a vocabulary, merges): one scan of it
-        has_float = has_float or float in types
-        n_dicts, n_lists = types.count(dict), types.count(list)
-        if not n_dicts and not n_lists:
+        kinds = set(types)  # one pass; the usual last level (vocabulary, merges) is one kind
+        has_float = has_float or float in kinds
+        if dict not in kinds and list not in kinds:
             return has_float
         if depth == MAX_DEPTH:
             break
         level = (
-            _of_type(_children(*level), types, dict, n_dicts),
-            _of_type(_children(*level), types, list, n_lists),
+            _of_type(_children(*level), types, kinds, dict),
+            _of_type(_children(*level), types, kinds, list),
         )
     raise UnsafeContent(TOO_DEEP)
 
@@ -85,11 +95,11 @@ def _children(dicts: list[dict[Any, Any]], lists: list[list[Any]]) -> Iterator[A
     return chain(chain.from_iterable(map(dict.values, dicts)), chain.from_iterable(lists))
 
 
-def _of_type(values: Iterator[Any], types: list[type], kind: type, count: int) -> list[Any]:
-    """The `count` values whose type (in `types`, in the same order) is `kind`."""
-    if count == 0:
+def _of_type(values: Iterator[Any], types: list[type], kinds: set[type], kind: type) -> list[Any]:
+    """The values whose type (in `types`, in the same order; `kinds` is its set) is `kind`."""
+    if kind not in kinds:
         return []
-    if count == len(types):
+    if len(kinds) == 1:
         return list(values)
     return list(compress(values, map(partial(is_, kind), types)))
 

@@ -4,10 +4,12 @@ headers."""
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from hubwatch.diff.shards import index_map
+from hubwatch.diff.view import loads_shared
 from hubwatch.errors import ContentTooLarge, ContentUnavailable, SourceError, UnsafeContent
 from hubwatch.models import CommitInfo, FileEntry, ReadResult, ReadStatus, RepoRef, Snapshot
 from hubwatch.models.gguf import is_gguf
@@ -185,7 +187,12 @@ def _check_content(path: str, data: bytes) -> tuple[ReadStatus, bytes, str | Non
         return ReadStatus.INVALID, data, f"{path} is not UTF-8 (byte {exc.start})"
     if is_json(path):
         try:
-            loads_bounded(text)
+            if json.detect_encoding(data) == "utf-8":
+                # no BOM, not UTF-16 or 32: the bytes parse as the text does, and are parsed
+                # once for the differs too (a view of this snapshot reads the same content)
+                loads_shared(data, hashlib.sha256(data).hexdigest())
+            else:
+                loads_bounded(text)
         except UnsafeContent as exc:  # not JSON, NaN, nesting or a number over its limit
             return ReadStatus.INVALID, data, f"{path}: {exc}"
     return ReadStatus.STORED, data, None
