@@ -28,6 +28,7 @@ from hubwatch.models import (
     StoredRevision,
 )
 from hubwatch.store.sql.blobcache import BlobCache
+from hubwatch.store.sql.pipeline import can_pipeline
 from hubwatch.store.sql.tables import ChangeRow, EventRow, RepoRow, RevisionRow
 
 REPO: Table = RepoRow.__table__  # type: ignore[attr-defined]
@@ -177,6 +178,15 @@ class SqlBase:
         it rolls back. Never the readers' autocommit one: a revision's rows must land together
         or not at all (a process killed between two statements left a revision without files)."""
         with _connected(self._engine) as connection:
+            yield connection
+
+    @contextmanager
+    def _writing_pipelined(self) -> Iterator[Connection]:
+        """A connection for a `pipelined_transaction` and the reads before it: on PostgreSQL
+        in autocommit (the pipeline sends its own BEGIN and COMMIT: no round trip for a BEGIN
+        before the reads), elsewhere as `_writing`."""
+        engine = self._reader if can_pipeline(self._engine.dialect) else self._engine
+        with _connected(engine) as connection:
             yield connection
 
     def _repo_pk(self, connection: Connection, repo_id: str) -> int:
