@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import event, text
 from sqlalchemy.exc import IntegrityError
 
+from hubwatch.errors import StoreError
 from hubwatch.store.sql import SqlStore
 from hubwatch.store.sql.pipeline import pipelined_transaction
 from tests.test_store import REPO, sha, snapshot
@@ -65,5 +66,38 @@ def test_a_statement_refused_in_a_pipeline_commits_none_of_its_block(pg_url: str
                 connection.execute(text("INSERT INTO one VALUES (3)"))
             rows = connection.execute(text("SELECT n FROM one")).scalars().all()
         assert rows == [3]
+    finally:
+        store.close()
+
+
+def test_a_child_is_not_stored_while_the_parent_this_store_wrote_is_gone(store: SqlStore) -> None:
+    # a revision committed without waiting for the disk is lost if the database crashes within
+    # the second; a poll going on through a new connection must not store its child without it
+    store.add_repo(REPO)
+    assert store.add_revision(REPO.repo_id, snapshot(1, {"config.json": b"{}"})) is True
+    with store._engine.begin() as connection:  # what a crash would have lost
+        connection.execute(text("DELETE FROM revision WHERE sha = :sha"), {"sha": sha(1)})
+    child = snapshot(2, {"config.json": b"{}"}, parent=1)
+    for _ in range(2):  # the tracker's second attempt stores less of it: refused the same
+        with pytest.raises(StoreError, match="stored a moment ago, is gone"):
+            store.add_revision(REPO.repo_id, child)
+    assert store.add_revision(REPO.repo_id, snapshot(1, {"config.json": b"{}"})) is True
+    assert store.add_revision(REPO.repo_id, child) is True
+    assert [r.sha for r in store.history(REPO.repo_id)] == [sha(1), sha(2)]
+
+
+@pytest.mark.postgres
+def test_a_revision_written_without_waiting_for_the_disk_leaves_the_setting_as_it_was(
+    pg_url: str,
+) -> None:
+    # SET LOCAL: the connection goes back to the pool synchronous, for every other write
+    store = SqlStore(pg_url)
+    store.start()
+    try:
+        store.add_repo(REPO)
+        assert store.add_revision(REPO.repo_id, snapshot(1, {"config.json": b"{}"})) is True
+        with store._writing_pipelined() as connection:
+            setting = connection.exec_driver_sql("SHOW synchronous_commit").scalar()
+        assert setting == "on"
     finally:
         store.close()

@@ -149,6 +149,9 @@ class SqlBase:
         self._written = None
         """The revision this store added last: (key, time recorded), and its files by path
         (blob id, LFS sha256); a backfill's next revision is compared with it, not read back."""
+        self._last: tuple[str, str] | None = None
+        """(repo id, sha) of the revision this store added last, committed without waiting for
+        the disk (`revisions.SYNCHRONOUS`): its child must find it stored."""
 
     @property
     def dialect(self) -> str:

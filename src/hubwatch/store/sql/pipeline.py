@@ -18,8 +18,10 @@ def can_pipeline(dialect: Dialect) -> bool:
 
 
 @contextmanager
-def pipelined_transaction(connection: Connection) -> Iterator[None]:
-    """The block's statements in one transaction, committed as the block ends.
+def pipelined_transaction(connection: Connection, *, synchronous: bool = True) -> Iterator[None]:
+    """The block's statements in one transaction, committed as the block ends; on PostgreSQL
+    without waiting for the disk when not `synchronous` (its synchronous_commit, for this
+    transaction alone: a server crash may lose it whole, never a part of it).
 
     On PostgreSQL (psycopg), BEGIN, the statements and COMMIT are sent without waiting for
     each other's results and answered together as the block ends: one round trip, where each
@@ -45,6 +47,8 @@ def pipelined_transaction(connection: Connection) -> Iterator[None]:
             # through the driver, as psycopg sends them itself outside a pipeline (not counted
             # as statements by SQLAlchemy's events either)
             driver.execute("BEGIN")
+            if not synchronous:
+                driver.execute("SET LOCAL synchronous_commit = off")
             yield
             driver.execute("COMMIT")
     except BaseException as exc:
