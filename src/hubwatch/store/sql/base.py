@@ -31,6 +31,7 @@ from hubwatch.models import (
 from hubwatch.models.timestamps import utc as utc  # the mixins import it from here
 from hubwatch.store.sql.blobcache import BlobCache
 from hubwatch.store.sql.driver import DriverQuery
+from hubwatch.store.sql.pipeline import can_pipeline
 from hubwatch.store.sql.tables import ChangeRow, EventRow, RepoRow, RevisionRow
 
 REPO: Table = RepoRow.__table__  # type: ignore[attr-defined]
@@ -159,6 +160,9 @@ class SqlBase:
         self._written = None
         """The revision this store added last: (key, time recorded), and its files by path
         (blob id, LFS sha256); a backfill's next revision is compared with it, not read back."""
+        self._last: tuple[str, str] | None = None
+        """(repo id, sha) of the revision this store added last, committed without waiting for
+        the disk (`revisions.SYNCHRONOUS`): its child must find it stored."""
 
     @property
     def dialect(self) -> str:
@@ -219,6 +223,15 @@ class SqlBase:
         it rolls back. Never the readers' autocommit one: a revision's rows must land together
         or not at all (a process killed between two statements left a revision without files)."""
         with _connected(self._engine) as connection:
+            yield connection
+
+    @contextmanager
+    def _writing_pipelined(self) -> Iterator[Connection]:
+        """A connection for a `pipelined_transaction` and the reads before it: on PostgreSQL
+        in autocommit (the pipeline sends its own BEGIN and COMMIT: no round trip for a BEGIN
+        before the reads), elsewhere as `_writing`."""
+        engine = self._reader if can_pipeline(self._engine.dialect) else self._engine
+        with _connected(engine) as connection:
             yield connection
 
     def _repo_pk(self, connection: Connection, repo_id: str) -> int:
