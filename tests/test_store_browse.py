@@ -8,7 +8,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 
 from hubwatch.errors import NotTracked, StoreError, UnknownRevision, UnknownSubscription
 from hubwatch.models import Change, CommitSha, MessageState, OutboxMessage, RepoState, Severity
@@ -249,6 +249,30 @@ def test_a_driver_error_on_a_badge_read_is_a_store_error(store: SqlStore, db_url
     with pytest.raises(StoreError, match="database error"):
         store.count_changes(REPO.repo_id, after=sha(1))
     assert store.repo_state(REPO.repo_id) is RepoState.ACTIVE  # the store goes on
+
+
+@pytest.mark.postgres
+def test_reads_at_once_reuse_the_pooled_connections(pg_url: str) -> None:
+    # with fewer pooled connections than requests at once, every extra read opened a
+    # connection and closed it after, which cost more than the read (issue 15)
+    store = SqlStore(pg_url)
+    store.start()
+    opened: list[object] = []
+    event.listen(store._engine, "connect", lambda *_: opened.append(1))
+    try:
+        for _ in range(2):  # eight requests at once, twice
+            held = [store._engine.connect() for _ in range(8)]
+            for connection in held:
+                connection.close()
+        assert len(opened) <= 8  # the second eight found the first eight's connections
+    finally:
+        store.close()
+
+
+def test_only_sqlite_reads_are_made_on_the_event_loop(db_url: str) -> None:
+    store = SqlStore(db_url)
+    assert store.reads_are_local is db_url.startswith("sqlite")  # PostgreSQL: round trips
+    store.close()
 
 
 def test_revision_counts_kept_on_write(filled: SqlStore) -> None:

@@ -20,6 +20,13 @@ from hubwatch.models import (
 class BrowseStore(ABC):
     """Paged and aggregated reads; every method is one or two indexed queries."""
 
+    @property
+    def reads_are_local(self) -> bool:
+        """Whether these reads are lookups in a local file that wait on no network and no
+        writer (an embedded database): the API then makes them on its event loop, where a
+        hop to a worker thread cost more than the read itself (issue 15)."""
+        return False
+
     @abstractmethod
     def repo_state(self, repo_id: str) -> RepoState:
         """The repo's polling state alone (a status badge: no count of its revisions)."""

@@ -7,9 +7,8 @@ from typing import Annotated, Any, Literal, get_args
 
 import structlog
 from fastapi import APIRouter, Depends, Query, Response
-from starlette.concurrency import run_in_threadpool
 
-from hubwatch.api.deps import StoreDep, require_reader
+from hubwatch.api.deps import StoreDep, browse, require_reader
 from hubwatch.api.routes.lineage import stale_badge
 from hubwatch.api.schemas import Badge
 from hubwatch.errors import HubwatchError, InvalidRepoId, NotTracked, UnknownRevision
@@ -190,7 +189,8 @@ async def get_badge(
     """A shields.io endpoint badge: latest, status (active, degraded…), changes (?pinned=),
     advisories, params, memory, breaking, stale (a derivative against its base). Use with
     https://img.shields.io/endpoint?url=…"""
-    # NOTE: async, the store read in one thread hop and the body serialized here: a sync
-    # endpoint pays a hop for the call and another for validating what it returns (issue 15).
-    found = await run_in_threadpool(badge, store, f"{org}/{name}", kind, pinned)
+    # NOTE: async, the store read in one call (on the loop where its reads are local:
+    # deps.browse) and the body serialized here: a sync endpoint pays a hop for the call and
+    # another for validating what it returns (issue 15).
+    found = await browse(store, badge, store, f"{org}/{name}", kind, pinned)
     return Response(found.model_dump_json(exclude_none=True), media_type="application/json")

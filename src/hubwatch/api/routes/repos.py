@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Response
-from starlette.concurrency import run_in_threadpool
 
 from hubwatch.api.convert import (
     change_public,
@@ -20,6 +19,7 @@ from hubwatch.api.deps import (
     DiffersDep,
     SettingsDep,
     StoreDep,
+    browse,
     repo_path,
     require_reader,
     require_writer,
@@ -99,9 +99,10 @@ async def list_revisions(
 ) -> Response:
     """The repo's history, newest first, a page at a time."""
     repo_id = repo_path(org, name)
-    # NOTE: async, the page read and serialized in one thread hop: a sync endpoint pays a hop
-    # for the call and another for validating the page it returns a second time (issue 15).
-    body = await run_in_threadpool(_history_json, store, repo_id, before, limit)
+    # NOTE: async, the page read and serialized in one call, on the loop where the store's
+    # reads are local (deps.browse): a sync endpoint pays a hop for the call and another for
+    # validating the page it returns a second time (issue 15).
+    body = await browse(store, _history_json, store, repo_id, before, limit)
     return Response(body, media_type="application/json")
 
 

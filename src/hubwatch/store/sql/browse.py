@@ -44,6 +44,12 @@ from hubwatch.store.sql.tally import BLOCK, TALLY
 class SqlBrowseStore(SqlBase, BrowseStore):
     """Paged history, change counts and recent changes, each in one or two indexed queries."""
 
+    @property
+    def reads_are_local(self) -> bool:
+        # SQLite in WAL mode (make_engine): a reader never waits on the writer, and a badge or
+        # page is a few index lookups in a file (0.1-0.5 ms); PostgreSQL's are round trips
+        return self.dialect == "sqlite"
+
     def repo_state(self, repo_id: str) -> RepoState:
         rows = self._driven(_STATE, {"repo_id": repo_id})
         if not rows:
