@@ -96,8 +96,12 @@ def test_a_revision_written_without_waiting_for_the_disk_leaves_the_setting_as_i
     try:
         store.add_repo(REPO)
         assert store.add_revision(REPO.repo_id, snapshot(1, {"config.json": b"{}"})) is True
+        with store._writing_pipelined() as connection:  # the pool's one connection
+            # on, as a server's default is: the throwaway test cluster runs with it off
+            connection.exec_driver_sql("SET synchronous_commit = on")
+        assert store.add_revision(REPO.repo_id, snapshot(2, {"config.json": b"{}"})) is True
         with store._writing_pipelined() as connection:
-            setting = connection.exec_driver_sql("SHOW synchronous_commit").scalar()
-        assert setting == "on"
+            after = connection.exec_driver_sql("SHOW synchronous_commit").scalar()
+        assert after == "on"
     finally:
         store.close()
