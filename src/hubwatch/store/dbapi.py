@@ -153,10 +153,10 @@ def _repos(connection: Any) -> list[TrackedRepo] | None:
     if [tuple(row) for row in versions] != [(SCHEMA_HEAD,)]:
         return None
     rows = connection.execute(f"SELECT {_COLUMNS} FROM repo ORDER BY repo_id").fetchall()
-    return [_tracked(*row) for row in rows]
+    return [tracked_repo(*row) for row in rows]
 
 
-def _tracked(
+def tracked_repo(
     repo_id: str,
     source: str,
     url: str | None,
@@ -170,7 +170,8 @@ def _tracked(
     renamed_to: str | None,
     failures: int,
 ) -> TrackedRepo:
-    """One repo row as SqlRepoStore._tracked makes it."""
+    """One repo row (`_COLUMNS`, in order) as a TrackedRepo: for this reader and SqlRepoStore's,
+    so that both give the same values."""
     return TrackedRepo(
         ref=RepoRef(repo_id, SourceKind(source), url, branch),
         state=RepoState(state),

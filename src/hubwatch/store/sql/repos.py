@@ -14,11 +14,11 @@ from hubwatch.models import (
     RepoEvent,
     RepoRef,
     RepoState,
-    SourceKind,
     TrackedRepo,
 )
+from hubwatch.store.dbapi import tracked_repo
 from hubwatch.store.repos import RepoStore
-from hubwatch.store.sql.base import SqlBase, as_event, utc
+from hubwatch.store.sql.base import SqlBase, as_event
 from hubwatch.store.sql.tables import ChangeTallyRow, EventRow, FileRow, RepoRow, RevisionRow
 
 
@@ -26,16 +26,19 @@ class SqlRepoStore(SqlBase, RepoStore):
     """Repos and events on SQL; removing a repo removes its revisions, files and events."""
 
     def _tracked(self, row: RepoRow) -> TrackedRepo:
-        return TrackedRepo(
-            ref=RepoRef(row.repo_id, SourceKind(row.source), row.url, row.branch),
-            state=RepoState(row.state),
-            head=CommitSha(row.head_sha) if row.head_sha else None,
-            revisions=row.revision_count,  # kept on write: a count grew with history
-            added_at=utc(row.added_at),
-            last_polled_at=utc(row.last_polled_at),
-            last_error=row.last_error,
-            renamed_to=row.renamed_to,
-            failures=row.failures,
+        return tracked_repo(
+            row.repo_id,
+            row.source,
+            row.url,
+            row.branch,
+            row.state,
+            row.head_sha,
+            row.revision_count,  # kept on write: a count grew with history
+            row.added_at,
+            row.last_polled_at,
+            row.last_error,
+            row.renamed_to,
+            row.failures,
         )
 
     def add_repo(self, repo: RepoRef) -> bool:
