@@ -46,7 +46,9 @@ from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import Engine
 
 from hubwatch.caching import forget_all
-from hubwatch.diff import DIFFERS, Differ, RevisionView, render_server
+from hubwatch.diff import DIFFERS, Differ
+from hubwatch.formats.view import RevisionView
+from hubwatch.sandbox import server as render_server
 from hubwatch.logging import configure_logging
 from hubwatch.models import Change, RepoRef, SourceKind
 from hubwatch.sources.git import GitSource

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from hubwatch.advisories.attach import AdvisoryAttacher
 from hubwatch.advisories.deps import extract, pypi_name
 from hubwatch.advisories.imports import imported_modules
 from hubwatch.advisories.offline import OfflineOsvService
 from hubwatch.models import Dependency
 from hubwatch.store.sql import SqlStore
-from hubwatch.tracker.attach import AdvisoryAttacher
 from tests.conftest import DATA
 from tests.test_store import REPO, sha, snapshot
 

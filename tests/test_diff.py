@@ -11,8 +11,8 @@ import pytest
 from hubwatch.caching import forget_all
 from hubwatch.diff import DIFFERS, diff_revisions
 from hubwatch.diff.events import event_change
-from hubwatch.diff.tokenizer_json import split_tokenizer_json
-from hubwatch.diff.view import RevisionView
+from hubwatch.diff.tokenizer.tokenizer_json import split_tokenizer_json
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, EventKind, RepoEvent, Severity
 from tests.support.revisions import BASE_CONFIG, Weights, view
 

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 import hubwatch
-from hubwatch.diff.gcpause import paused_gc
+from hubwatch.gcpause import paused_gc
 
 # The child imports the same hubwatch as this test, wherever it was installed from.
 SRC = str(Path(hubwatch.__file__).resolve().parents[1])
@@ -48,7 +48,7 @@ def test_collector_is_paused_when_alone_and_enabled_after() -> None:
     lines = in_fresh_process(
         """
         import gc, threading
-        from hubwatch.diff.gcpause import paused_gc
+        from hubwatch.gcpause import paused_gc
         print(threading.active_count(), gc.isenabled())
         with paused_gc():
             print(gc.isenabled())
@@ -65,7 +65,7 @@ def test_an_already_disabled_collector_stays_disabled() -> None:
     lines = in_fresh_process(
         """
         import gc
-        from hubwatch.diff.gcpause import paused_gc
+        from hubwatch.gcpause import paused_gc
         gc.disable()
         with paused_gc():
             print(gc.isenabled())

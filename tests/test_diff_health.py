@@ -12,7 +12,7 @@ from hubwatch.caching import forget_all
 from hubwatch.diff import DIFFERS
 from hubwatch.diff.health import diff_health
 from hubwatch.diff.health_tokens import tokenizer_problems
-from hubwatch.diff.view import RevisionView
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import ContentSha, ReadStatus, Severity, StoredFile
 from tests.support.revisions import BASE_CONFIG, Weights, view
 

@@ -16,9 +16,18 @@ from hypothesis import strategies as st
 
 from hubwatch.advisories.deps import extract
 from hubwatch.caching import forget_all
-from hubwatch.diff.view import RevisionView
 from hubwatch.errors import HubwatchError, UnsafeContent
 from hubwatch.estimator import estimate_json
+from hubwatch.formats.card import parse_front_matter
+from hubwatch.formats.json import MAX_DEPTH, MAX_INT_DIGITS, loads_bounded
+from hubwatch.formats.safetensors import MAX_TENSORS, check_header
+from hubwatch.formats.view import RevisionView
+from hubwatch.formats.yaml import (
+    MAX_ALIAS_BYTES,
+    MAX_ALIAS_NODES,
+    MAX_FRONT_MATTER_BYTES,
+    load_front_matter,
+)
 from hubwatch.models import (
     CommitSha,
     ContentSha,
@@ -28,15 +37,6 @@ from hubwatch.models import (
     RepoRef,
     StoredFile,
 )
-from hubwatch.parsing.json import MAX_DEPTH, MAX_INT_DIGITS, loads_bounded
-from hubwatch.parsing.yaml import (
-    MAX_ALIAS_BYTES,
-    MAX_ALIAS_NODES,
-    MAX_FRONT_MATTER_BYTES,
-    load_front_matter,
-)
-from hubwatch.tracker.card import parse_front_matter
-from hubwatch.tracker.safetensors import MAX_TENSORS, check_header
 from hubwatch.tracker.snapshot import Limits, take_snapshot
 from tests.support.gitrepo import safetensors_bytes
 from tests.test_extending import DictSource, MemoryKnownContent

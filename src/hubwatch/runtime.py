@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import assert_never
 
+from hubwatch.advisories.attach import AdvisoryAttached, AdvisoryAttacher
 from hubwatch.advisories.offline import OfflineOsvService
 from hubwatch.advisories.osv import OsvService
 from hubwatch.advisories.service import AdvisoryService
@@ -22,7 +23,6 @@ from hubwatch.sources.hub import HubSource
 from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.base import Store
 from hubwatch.store.sql import open_store as open_store  # beside SqlStore: CLI reads skip this
-from hubwatch.tracker.attach import AdvisoryAttached, AdvisoryAttacher
 from hubwatch.tracker.poll import Tracker
 from hubwatch.tracker.snapshot import Limits
 

@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from hubwatch.diff.view import RevisionView
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import FileEntry, ReadResult, ReadStatus
 
 BASE_CONFIG: dict[str, Any] = {"architectures": ["LlamaForCausalLM"], "model_type": "llama"}

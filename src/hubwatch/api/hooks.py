@@ -24,6 +24,7 @@ from starlette.concurrency import run_in_threadpool
 
 from hubwatch import metrics
 from hubwatch.errors import InvalidRepoId, NotTracked, UnsafeContent
+from hubwatch.formats.json import loads_bounded
 from hubwatch.models import (
     READABLE_STATES,
     CommitSha,
@@ -33,7 +34,6 @@ from hubwatch.models import (
     TrackedRepo,
     validate_repo_id,
 )
-from hubwatch.parsing.json import loads_bounded
 from hubwatch.store.base import Store
 
 log = structlog.get_logger(__name__)

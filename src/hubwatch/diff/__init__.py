@@ -22,18 +22,18 @@ from hubwatch.diff.estimate import diff_estimate
 from hubwatch.diff.files import diff_card, diff_code, diff_files
 from hubwatch.diff.generation import diff_generation
 from hubwatch.diff.generic import diff_generic
-from hubwatch.diff.gguf_files import diff_gguf_files
-from hubwatch.diff.gguf_metadata import diff_gguf_context, diff_gguf_metadata
-from hubwatch.diff.gguf_template import diff_gguf_chat_template
-from hubwatch.diff.gguf_tensors import diff_gguf_quantization, diff_gguf_tensors
-from hubwatch.diff.gguf_tokens import diff_gguf_special_tokens
-from hubwatch.diff.gguf_vocabulary import diff_gguf_vocabulary
+from hubwatch.diff.gguf.files import diff_gguf_files
+from hubwatch.diff.gguf.metadata import diff_gguf_context, diff_gguf_metadata
+from hubwatch.diff.gguf.template import diff_gguf_chat_template
+from hubwatch.diff.gguf.tensors import diff_gguf_quantization, diff_gguf_tensors
+from hubwatch.diff.gguf.tokens import diff_gguf_special_tokens
+from hubwatch.diff.gguf.vocabulary import diff_gguf_vocabulary
 from hubwatch.diff.health import diff_health
 from hubwatch.diff.mistral import diff_mistral
 from hubwatch.diff.policy import apply_policy
-from hubwatch.diff.tokenizer import diff_tokenizer
-from hubwatch.diff.view import RevisionView
+from hubwatch.diff.tokenizer.differ import diff_tokenizer
 from hubwatch.diff.weights import diff_weights
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, Severity
 
 log = structlog.get_logger(__name__)

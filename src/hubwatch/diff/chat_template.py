@@ -9,14 +9,14 @@ most the budget; templates left when it is spent are reported as not rendered.
 from __future__ import annotations
 
 import difflib
-import posixpath
 from collections.abc import Callable
 from typing import Any
 
-from hubwatch.diff.render import DEFAULT_BUDGET_S, RenderBudget, Rendered, RenderLimits, render
 from hubwatch.diff.sections import first_upload, listing, same_blob
-from hubwatch.diff.view import RevisionView
+from hubwatch.formats.tokenizer import templates
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, Severity
+from hubwatch.sandbox.render import DEFAULT_BUDGET_S, RenderBudget, Rendered, RenderLimits, render
 
 _TOOLS = [
     {
@@ -75,30 +75,6 @@ THINKING = (
 )
 """Added when either template reads `enable_thinking`."""
 _SPECIAL = ("bos_token", "eos_token", "unk_token", "pad_token", "sep_token", "cls_token")
-
-
-def templates(view: RevisionView) -> dict[str, tuple[str, str]]:
-    """Every chat template of a revision: name → (path, source), later sources overriding."""
-    found: dict[str, tuple[str, str]] = {}
-    for path in ("tokenizer_config.json", "processor_config.json", "chat_template.json"):
-        data = view.json(path)
-        value = data.get("chat_template") if isinstance(data, dict) else None
-        if isinstance(value, str):
-            found["default"] = (path, value)
-        elif isinstance(value, list):  # [{"name": ..., "template": ...}, ...]
-            for item in value:
-                if isinstance(item, dict) and isinstance(item.get("template"), str):
-                    found[str(item.get("name", "default"))] = (path, item["template"])
-    for path in sorted(view.files):
-        if path == "chat_template.jinja":
-            source = view.text(path)
-            if source is not None:
-                found["default"] = (path, source)
-        elif path.startswith("additional_chat_templates/") and path.endswith(".jinja"):
-            source = view.text(path)
-            if source is not None:
-                found[posixpath.basename(path)[: -len(".jinja")]] = (path, source)
-    return found
 
 
 def _may_hold_template(path: str) -> bool:

@@ -7,7 +7,7 @@ from typing import Any
 
 from hubwatch.caching import BoundedCache
 from hubwatch.diff.sections import listing
-from hubwatch.diff.view import RevisionView
+from hubwatch.formats.view import RevisionView
 
 _ID_KEYS = ("bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id")
 

@@ -25,9 +25,9 @@ from hubwatch.estimator.gguf_cache import (
     layout,
 )
 from hubwatch.estimator.memory import OVERHEAD_TOLD, GiB, Memory, Unit, overhead
+from hubwatch.formats.json import loads_bounded
 from hubwatch.models.estimate import Estimate
 from hubwatch.models.gguf import GGUFHeader, GGUFModel, GGUFTensor, group_models, is_gguf
-from hubwatch.parsing.json import loads_bounded
 
 SHORT_CONTEXT = 8192
 """The second context of the fit table: what most local runs use (llama.cpp's -c 8192)."""

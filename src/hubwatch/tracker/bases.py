@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hubwatch.errors import HubwatchError
+from hubwatch.formats.card import declared_bases
+from hubwatch.lineage.judge import LineageJudge
 from hubwatch.models import RepoRef
 from hubwatch.store.base import Store
-from hubwatch.tracker.card import declared_bases
-from hubwatch.tracker.lineage import LineageJudge
 from hubwatch.tracker.poll import Tracker
 from hubwatch.tracker.revisions import Progress
 

@@ -2,30 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
 
 from hubwatch.diff import Differ, RevisionView, diff_revisions
-from hubwatch.models import Change, CommitSha, Snapshot, StoredFile
+from hubwatch.models import Change, CommitSha, Snapshot
 from hubwatch.store.base import Store
+from hubwatch.store.views import FilesOf, stored_view
 from hubwatch.tracker.held import LastStored
-
-FilesOf = Callable[[], Sequence[StoredFile]]
-"""The stored files of the revision being viewed, when the caller reads them anyway."""
-
-
-def stored_view(
-    store: Store, repo_id: str, sha: CommitSha, files: FilesOf | None = None
-) -> RevisionView:
-    """A view of a stored revision, reading contents lazily from the store."""
-    revision = store.revision(repo_id, sha)
-    return RevisionView.of_stored(
-        files() if files is not None else store.files(repo_id, revision.sha),
-        revision.card,
-        store.blob,
-        revision.sha,
-        store.estimate(repo_id, revision.sha),
-    )
 
 
 def diff_snapshot(

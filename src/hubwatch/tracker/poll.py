@@ -14,12 +14,13 @@ import structlog
 
 from hubwatch.diff import Differ
 from hubwatch.errors import HubwatchError, InvalidRepoId, TokenRefused
+from hubwatch.lineage.judge import LineageJudge
 from hubwatch.models import RepoRef, RepoStatus, SourceKind
+from hubwatch.models.timestamps import now
 from hubwatch.sources.base import RevisionSource
 from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.base import Store
 from hubwatch.tracker.history import list_history
-from hubwatch.tracker.lineage import LineageJudge
 from hubwatch.tracker.record import (
     DEGRADED_AFTER,
     PollResult,
@@ -27,7 +28,6 @@ from hubwatch.tracker.record import (
     PollStopped,
     describe,
     log_crash,
-    now,
     record_failure,
 )
 from hubwatch.tracker.revisions import Progress, RevisionHook, RevisionPipeline

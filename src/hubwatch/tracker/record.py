@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 import structlog
 
 from hubwatch import metrics
 from hubwatch.errors import HubwatchError, TokenRefused
 from hubwatch.models import CommitSha, EventKind, RepoEvent, RepoRef, RepoState, TrackedRepo
+from hubwatch.models.timestamps import now
 from hubwatch.sources.base import RevisionSource
 from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.base import Store
@@ -150,8 +150,3 @@ def log_crash(event: str, exc: BaseException, **fields: object) -> None:
     """Log a crash as one line (type and message); its traceback only at DEBUG."""
     log.error(event, error=describe(exc), **fields)
     log.debug(f"{event}_traceback", exc_info=exc, **fields)
-
-
-def now() -> datetime:
-    """The time events and polls are stamped with."""
-    return datetime.now(UTC)

@@ -29,6 +29,7 @@ from hubwatch.errors import (
     SourceError,
     StoreError,
 )
+from hubwatch.lineage.judge import LineageJudge, LineageResult
 from hubwatch.models import (
     Change,
     CommitInfo,
@@ -40,13 +41,13 @@ from hubwatch.models import (
     Snapshot,
     StoredFile,
 )
+from hubwatch.models.timestamps import now
 from hubwatch.tracker.compare import diff_snapshot
 from hubwatch.tracker.estimate import CONFIG, with_estimate
 from hubwatch.tracker.held import LastStored
-from hubwatch.tracker.lineage import LineageJudge, LineageResult
 from hubwatch.tracker.partial import KIND as PARTIAL
 from hubwatch.tracker.partial import Partial, partial_of, with_partial
-from hubwatch.tracker.record import PollRun, PollStopped, describe, log_crash, now
+from hubwatch.tracker.record import PollRun, PollStopped, describe, log_crash
 from hubwatch.tracker.snapshot import Limits, bare_snapshot, take_snapshot
 
 log = structlog.get_logger(__name__)

@@ -8,18 +8,17 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from hubwatch.diff.shards import index_map
-from hubwatch.diff.view import loads_shared
 from hubwatch.errors import ContentTooLarge, ContentUnavailable, SourceError, UnsafeContent
+from hubwatch.formats.card import parse_front_matter
+from hubwatch.formats.json import loads_bounded
+from hubwatch.formats.safetensors import index_map
+from hubwatch.formats.view import loads_shared
 from hubwatch.models import CommitInfo, FileEntry, ReadResult, ReadStatus, RepoRef, Snapshot
 from hubwatch.models.gguf import is_gguf
 from hubwatch.models.revision import MISSING_OBJECT
-from hubwatch.parsing.json import loads_bounded
 from hubwatch.sources.base import RevisionSource
 from hubwatch.store.known import KnownContent
-from hubwatch.tracker.card import parse_front_matter
-from hubwatch.tracker.gguf import read_gguf_header
-from hubwatch.tracker.safetensors import read_header
+from hubwatch.tracker.headers import read_gguf_header, read_header
 from hubwatch.tracker.select import (
     MAX_SMALL_FILES,
     MODEL_CARD,

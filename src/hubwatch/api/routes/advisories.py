@@ -6,13 +6,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Path
 
+from hubwatch.advisories.attach import StoreChangeFeed
 from hubwatch.advisories.publish import SCHEMA_VERSION, publish
 from hubwatch.api.convert import advisory_url
 from hubwatch.api.deps import SettingsDep, StoreDep, require_reader
 from hubwatch.api.schemas import AdvisoryIndexEntry
 from hubwatch.models import AdvisoryMatch
 from hubwatch.store.base import Store
-from hubwatch.tracker.attach import StoreChangeFeed
 
 router = APIRouter(prefix="/api/v1", tags=["advisories"], dependencies=[Depends(require_reader)])
 

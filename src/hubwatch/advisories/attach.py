@@ -7,13 +7,13 @@ from dataclasses import dataclass
 
 import structlog
 
+from hubwatch.advisories.changes import KIND as ADVISORIES_CHANGED
+from hubwatch.advisories.changes import advisory_changes
 from hubwatch.advisories.deps import extract
 from hubwatch.advisories.imports import ImportCache
 from hubwatch.advisories.matching import dedupe
 from hubwatch.advisories.publish import FeedEntry
 from hubwatch.advisories.service import AdvisoryService
-from hubwatch.diff.advisories import KIND as ADVISORIES_CHANGED
-from hubwatch.diff.advisories import advisory_changes
 from hubwatch.errors import AdvisoryServiceError, HubwatchError, UnknownRevision
 from hubwatch.models import AdvisoryMatch, CommitSha, SourceKind, TrackedRepo, redact_url
 from hubwatch.store.base import Store

@@ -3,9 +3,9 @@ headers, and models whose header is unread."""
 
 from __future__ import annotations
 
-from hubwatch.diff.gguf_pairs import common, identities, label, paired
+from hubwatch.diff.gguf.pairs import common, identities, label, paired
 from hubwatch.diff.sections import listing
-from hubwatch.diff.view import RevisionView
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, Severity
 from hubwatch.models.gguf import GGUFModel, split_part
 

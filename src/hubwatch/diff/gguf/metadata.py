@@ -7,14 +7,14 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from hubwatch.diff.gguf_files import SPLIT_KEYS
-from hubwatch.diff.gguf_pairs import ModelPair, paired
-from hubwatch.diff.gguf_template import is_template_key
-from hubwatch.diff.gguf_tensors import OWNED as QUANTIZATION_KEYS
-from hubwatch.diff.gguf_tokens import OWNED as SPECIAL_KEYS
-from hubwatch.diff.gguf_vocabulary import OWNED as VOCABULARY_KEYS
+from hubwatch.diff.gguf.files import SPLIT_KEYS
+from hubwatch.diff.gguf.pairs import ModelPair, paired
+from hubwatch.diff.gguf.template import is_template_key
+from hubwatch.diff.gguf.tensors import OWNED as QUANTIZATION_KEYS
+from hubwatch.diff.gguf.tokens import OWNED as SPECIAL_KEYS
+from hubwatch.diff.gguf.vocabulary import OWNED as VOCABULARY_KEYS
 from hubwatch.diff.sections import changed_keys, listing, show
-from hubwatch.diff.view import RevisionView
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, Severity
 
 _SMALL = 500  # longest JSON kept whole in before/after; longer values are cut

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hubwatch.caching import BoundedCache
-from hubwatch.diff import render_server
+from hubwatch.sandbox import server as render_server
 
 DEFAULT_BUDGET_S = 15.0
 """Seconds all templates of one revision may render for together (HUBWATCH_TEMPLATE_BUDGET_S)."""

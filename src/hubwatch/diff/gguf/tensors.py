@@ -7,9 +7,9 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from hubwatch.diff.gguf_pairs import ModelPair, paired
+from hubwatch.diff.gguf.pairs import ModelPair, paired
 from hubwatch.diff.sections import listing, show
-from hubwatch.diff.view import RevisionView
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, Severity
 from hubwatch.models.gguf import GGUFTensor
 

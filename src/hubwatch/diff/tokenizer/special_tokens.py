@@ -7,8 +7,8 @@ from typing import Any
 
 from hubwatch.diff.config import auto_map_changes
 from hubwatch.diff.sections import arrow, changed_keys, listing, pair
-from hubwatch.diff.view import RevisionView
-from hubwatch.diff.vocabulary import added_tokens_changes
+from hubwatch.diff.tokenizer.vocabulary import added_tokens_changes
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, Severity
 
 SPECIAL = (

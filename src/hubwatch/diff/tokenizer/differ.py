@@ -10,12 +10,16 @@ import posixpath
 from collections.abc import Callable
 from typing import Any
 
-from hubwatch.diff.merges import merges_changes
 from hubwatch.diff.sections import first_upload, pair
-from hubwatch.diff.special_tokens import special_tokens_map_changes, tokenizer_config_changes
-from hubwatch.diff.tokenizer_json import tokenizer_json_changes
-from hubwatch.diff.view import RevisionView
-from hubwatch.diff.vocabulary import added_tokens_changes, vocab_changes, vocab_table
+from hubwatch.diff.tokenizer.merges import merges_changes
+from hubwatch.diff.tokenizer.special_tokens import (
+    special_tokens_map_changes,
+    tokenizer_config_changes,
+)
+from hubwatch.diff.tokenizer.tokenizer_json import tokenizer_json_changes
+from hubwatch.diff.tokenizer.vocabulary import added_tokens_changes, vocab_changes
+from hubwatch.formats.tokenizer import vocab_table
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change
 
 

@@ -1,17 +1,17 @@
-"""Reading and checking safetensors headers with range reads, never the weights."""
+"""safetensors files: a header's checks against the file it heads, and weight indexes (the shard
+files an index's weight_map names, and the tensors in each)."""
 
 from __future__ import annotations
 
-import struct
+import posixpath
+from typing import Any
 
-from hubwatch.errors import ContentTooLarge, ContentUnavailable, SourceError, UnsafeContent
-from hubwatch.models import CommitSha, FileEntry, ReadResult, ReadStatus, RepoRef
-from hubwatch.parsing.json import loads_bounded
-from hubwatch.sources.base import RevisionSource
+from hubwatch.errors import UnsafeContent
+from hubwatch.formats.json import loads_bounded
+from hubwatch.formats.view import RevisionView
+from hubwatch.models import ReadStatus
 
-# The first read takes exactly the 8-byte length prefix and the second exactly the header:
-# one request more than huggingface_hub's speculative 100 kB read, but not one byte of weights.
-PREFIX = 8
+INDEX_SUFFIXES = (".safetensors.index.json", ".bin.index.json")
 MAX_TENSORS = 200_000
 """Most tensors one header may list (one file of a 1T-parameter MoE holds a few thousand)."""
 MAX_DIMS = 64
@@ -20,40 +20,22 @@ MAX_DIM = 2**64
 """Each dimension is below this (safetensors writes shapes as u64)."""
 
 
-def read_header(
-    source: RevisionSource, repo: RepoRef, sha: CommitSha, entry: FileEntry, max_bytes: int
-) -> ReadResult:
-    """Read and check the JSON header of one safetensors file; never raises SourceError."""
-    try:
-        prefix = source.read_range(repo, sha, entry.path, 0, PREFIX)
-        if len(prefix) < PREFIX:
-            return ReadResult(ReadStatus.INVALID, error=f"{entry.path}: file shorter than 8 bytes")
-        (length,) = struct.unpack("<Q", prefix)
-        if length > max_bytes:
-            return ReadResult(
-                ReadStatus.OVER_CAP,
-                error=f"{entry.path}: header claims {length} bytes, over the cap of {max_bytes}",
-            )
-        if length + PREFIX > entry.size:
-            return ReadResult(
-                ReadStatus.INVALID,
-                error=f"{entry.path}: header claims {length} bytes but the file has {entry.size}",
-            )
-        body = source.read_range(repo, sha, entry.path, PREFIX, length)
-        if len(body) < length:
-            return ReadResult(
-                ReadStatus.INVALID,
-                error=f"{entry.path}: header truncated ({len(body)} of {length} bytes)",
-            )
-    except ContentUnavailable as exc:
-        return ReadResult(ReadStatus.UNAVAILABLE, error=str(exc))
-    except ContentTooLarge as exc:
-        return ReadResult(ReadStatus.OVER_CAP, error=str(exc))
-    except SourceError as exc:
-        if not exc.per_file:
-            raise  # worth retrying the whole revision rather than recording a hole
-        return ReadResult(ReadStatus.ERROR, error=f"{entry.path}: {exc}")
-    return ReadResult(*check_header(entry.path, body, entry.size - PREFIX - length))
+def index_map(index: Any, index_path: str) -> dict[str, list[str]]:
+    """Shard path (beside the index) → the tensors `index`'s weight_map puts in it; {} when the
+    parsed index has no weight_map to read."""
+    weight_map = index.get("weight_map") if isinstance(index, dict) else None
+    shards: dict[str, list[str]] = {}
+    if isinstance(weight_map, dict):
+        folder = posixpath.dirname(index_path)
+        for tensor, shard in weight_map.items():
+            name = str(shard)  # beside a root index: the name as it is (what join gives)
+            shards.setdefault(posixpath.join(folder, name) if folder else name, []).append(tensor)
+    return shards
+
+
+def index_shards(view: RevisionView, index_path: str) -> dict[str, list[str]]:
+    """`index_map` of an index file of `view`."""
+    return index_map(view.json(index_path), index_path)
 
 
 def check_header(path: str, body: bytes, data_size: int) -> tuple[ReadStatus, bytes, str | None]:

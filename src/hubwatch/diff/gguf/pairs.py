@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from hubwatch.diff.view import RevisionView
+from hubwatch.formats.view import RevisionView
 from hubwatch.models.gguf import GGUFModel, split_part
 
 

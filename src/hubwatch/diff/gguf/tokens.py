@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from hubwatch.diff.gguf_pairs import ModelPair, paired
-from hubwatch.diff.gguf_template import token_text
-from hubwatch.diff.gguf_vocabulary import clip
+from hubwatch.diff.gguf.pairs import ModelPair, paired
+from hubwatch.diff.gguf.template import token_text
+from hubwatch.diff.gguf.vocabulary import clip
 from hubwatch.diff.sections import show
-from hubwatch.diff.view import RevisionView
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, Severity
 
 _PREFIX = "tokenizer.ggml."

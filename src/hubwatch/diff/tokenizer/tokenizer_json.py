@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from hubwatch.caching import BoundedCache
-from hubwatch.diff.gcpause import paused_gc
-from hubwatch.diff.merges import merges_bytes_changes, merges_changes
 from hubwatch.diff.sections import arrow, changed_keys, first_upload, pair
-from hubwatch.diff.view import RevisionView, parse_json
-from hubwatch.diff.vocabulary import added_tokens_changes, vocab_changes, vocab_table
+from hubwatch.diff.tokenizer.merges import merges_bytes_changes, merges_changes
+from hubwatch.diff.tokenizer.vocabulary import added_tokens_changes, vocab_changes
+from hubwatch.formats.tokenizer import vocab_table
+from hubwatch.formats.view import RevisionView, parse_json
+from hubwatch.gcpause import paused_gc
 from hubwatch.models import Change, Severity
 
 PIPELINE = ("normalizer", "pre_tokenizer", "post_processor", "decoder")

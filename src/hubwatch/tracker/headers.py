@@ -1,14 +1,57 @@
-"""Reading GGUF headers with range reads grown only as far as the header needs, never the data."""
+"""Reading weight-file headers (safetensors, GGUF) with range reads, never the weights."""
 
 from __future__ import annotations
 
-import json
+import struct
 
 from hubwatch.errors import ContentTooLarge, ContentUnavailable, SourceError, UnsafeContent
+from hubwatch.formats.gguf import NeedMore, ParsedHeader, header_bytes, parse_header, to_header
+from hubwatch.formats.safetensors import check_header
 from hubwatch.models import CommitSha, FileEntry, ReadResult, ReadStatus, RepoRef
-from hubwatch.models.gguf import GGUFHeader, GGUFTensor
-from hubwatch.parsing.gguf import NeedMore, ParsedHeader, parse_header
 from hubwatch.sources.base import RevisionSource
+
+# The first read takes exactly the 8-byte length prefix and the second exactly the header:
+# one request more than huggingface_hub's speculative 100 kB read, but not one byte of weights.
+PREFIX = 8
+
+
+def read_header(
+    source: RevisionSource, repo: RepoRef, sha: CommitSha, entry: FileEntry, max_bytes: int
+) -> ReadResult:
+    """Read and check the JSON header of one safetensors file; never raises SourceError."""
+    try:
+        prefix = source.read_range(repo, sha, entry.path, 0, PREFIX)
+        if len(prefix) < PREFIX:
+            return ReadResult(ReadStatus.INVALID, error=f"{entry.path}: file shorter than 8 bytes")
+        (length,) = struct.unpack("<Q", prefix)
+        if length > max_bytes:
+            return ReadResult(
+                ReadStatus.OVER_CAP,
+                error=f"{entry.path}: header claims {length} bytes, over the cap of {max_bytes}",
+            )
+        if length + PREFIX > entry.size:
+            return ReadResult(
+                ReadStatus.INVALID,
+                error=f"{entry.path}: header claims {length} bytes but the file has {entry.size}",
+            )
+        body = source.read_range(repo, sha, entry.path, PREFIX, length)
+        if len(body) < length:
+            return ReadResult(
+                ReadStatus.INVALID,
+                error=f"{entry.path}: header truncated ({len(body)} of {length} bytes)",
+            )
+    except ContentUnavailable as exc:
+        return ReadResult(ReadStatus.UNAVAILABLE, error=str(exc))
+    except ContentTooLarge as exc:
+        return ReadResult(ReadStatus.OVER_CAP, error=str(exc))
+    except SourceError as exc:
+        if not exc.per_file:
+            raise  # worth retrying the whole revision rather than recording a hole
+        return ReadResult(ReadStatus.ERROR, error=f"{entry.path}: {exc}")
+    return ReadResult(*check_header(entry.path, body, entry.size - PREFIX - length))
+
+
+# -- GGUF ------------------------------------------------------------------------------------
 
 CHUNK = 64 * 1024
 """The first read, and the least of each further one: most headers end within it (a 150k-token
@@ -75,21 +118,3 @@ def _read(
                     f"header needs at least {more.at_least} bytes, the file has {entry.size}"
                 ) from None
             want = min(max(CHUNK, more.at_least - have), max_bytes - have)
-
-
-def to_header(parsed: ParsedHeader) -> GGUFHeader:
-    """The stored form (`models.gguf`) of a parsed header."""
-    return GGUFHeader(
-        parsed.version,
-        parsed.alignment,
-        parsed.data_offset,
-        parsed.metadata,
-        tuple(GGUFTensor(*info) for info in parsed.tensors),
-    )
-
-
-def header_bytes(header: GGUFHeader) -> bytes:
-    """Compact JSON of the stored form: identical headers give identical bytes."""
-    return json.dumps(
-        header.to_json(), ensure_ascii=False, allow_nan=False, separators=(",", ":")
-    ).encode("utf-8")

@@ -8,6 +8,7 @@ from typing import Any
 
 from hubwatch.caching import BoundedCache
 from hubwatch.errors import UnsafeContent
+from hubwatch.formats.json import loads_bounded
 from hubwatch.models import (
     ContentSha,
     Estimate,
@@ -18,7 +19,6 @@ from hubwatch.models import (
     StoredFile,
 )
 from hubwatch.models.gguf import GGUFHeader, GGUFModel, group_models, is_gguf
-from hubwatch.parsing.json import loads_bounded
 
 BlobLoader = Callable[[ContentSha], bytes]
 """Loads stored bytes by their sha256 (`Store.blob`)."""

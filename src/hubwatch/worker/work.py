@@ -22,8 +22,8 @@ from hubwatch import metrics
 from hubwatch.errors import NotTracked
 from hubwatch.models import CommitInfo, RepoStatus
 from hubwatch.store.base import Store
-from hubwatch.tracker.discovery import Discovery, DiscoveryResult
 from hubwatch.tracker.poll import PollResult, PollStopped, Tracker, crashed
+from hubwatch.worker.discovery import Discovery, DiscoveryResult
 
 log = structlog.get_logger(__name__)
 

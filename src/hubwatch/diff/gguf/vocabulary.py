@@ -13,10 +13,10 @@ from itertools import compress
 from operator import ne
 from typing import Any
 
-from hubwatch.diff.gguf_pairs import ModelPair, paired
-from hubwatch.diff.merges import merges_changes
+from hubwatch.diff.gguf.pairs import ModelPair, paired
 from hubwatch.diff.sections import digest, listing, show
-from hubwatch.diff.view import RevisionView
+from hubwatch.diff.tokenizer.merges import merges_changes
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, Severity
 
 TOKENS, TYPES, SCORES, MERGES = (

@@ -21,9 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hubwatch.caching import BoundedCache
-from hubwatch.diff.chat_template import templates
-from hubwatch.diff.view import RevisionView
-from hubwatch.diff.vocabulary import vocab_table
+from hubwatch.formats.tokenizer import templates, vocab_table
+from hubwatch.formats.view import RevisionView
 from hubwatch.models.gguf import GGUFModel
 
 CHAT_TEMPLATE, SPECIAL_TOKENS, TOKENIZER, GENERATION = (

@@ -9,6 +9,7 @@ the limits and the bytes in hand before it allocates anything, and says how many
 
 from __future__ import annotations
 
+import json
 import math
 import struct
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from gguf import (
 )
 
 from hubwatch.errors import UnsafeContent
+from hubwatch.models.gguf import GGUFHeader, GGUFTensor
 
 VERSIONS = (2, 3)
 """GGUF versions read (version 1 had 32-bit counts; llama.cpp dropped it)."""
@@ -86,7 +88,7 @@ class TensorInfo(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class ParsedHeader:
-    """A GGUF header as read; `tracker/gguf.py` turns it into `models.gguf.GGUFHeader`."""
+    """A GGUF header as read; `to_header` turns it into `models.gguf.GGUFHeader`."""
 
     version: int
     alignment: int
@@ -282,3 +284,21 @@ class _Reader:
                 f"tensor {name[:80]!r} starts at {offset}, not a multiple of {alignment}"
             )
         return TensorInfo(name, shape, quant.name, offset, elements, elements // block * size)
+
+
+def to_header(parsed: ParsedHeader) -> GGUFHeader:
+    """The stored form (`models.gguf`) of a parsed header."""
+    return GGUFHeader(
+        parsed.version,
+        parsed.alignment,
+        parsed.data_offset,
+        parsed.metadata,
+        tuple(GGUFTensor(*info) for info in parsed.tensors),
+    )
+
+
+def header_bytes(header: GGUFHeader) -> bytes:
+    """Compact JSON of the stored form: identical headers give identical bytes."""
+    return json.dumps(
+        header.to_json(), ensure_ascii=False, allow_nan=False, separators=(",", ":")
+    ).encode("utf-8")

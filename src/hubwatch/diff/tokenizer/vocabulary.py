@@ -14,15 +14,6 @@ _TOKEN_ATTRS = ("id", "special", "normalized", "lstrip", "rstrip", "single_word"
 _MISSING = object()
 
 
-def vocab_table(value: Any) -> dict[str, int]:
-    """A parsed vocabulary as token → id, whichever of the two layouts it is in."""
-    if isinstance(value, dict):
-        return value  # token → id as parsed; ids are only compared, never computed with
-    if isinstance(value, list):  # Unigram: [[piece, score], ...], the id is the position
-        return {str(item[0]): i for i, item in enumerate(value) if isinstance(item, list) and item}
-    return {}
-
-
 def _ids_are_positions(vocab: dict[str, int]) -> bool:
     return all(map(eq, vocab.values(), range(len(vocab))))
 

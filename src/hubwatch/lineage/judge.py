@@ -1,6 +1,6 @@
 """Lineage at each new revision: a derivative matched against its declared base's history, and
 a base's tracked derivatives re-judged when it changes. Store reads and writes here; the
-matching itself is `diff/lineage.py`'s, the fingerprints `diff/fingerprint.py`'s."""
+matching itself is `assess.py`'s, the fingerprints `fingerprint.py`'s."""
 
 from __future__ import annotations
 
@@ -11,8 +11,11 @@ from dataclasses import dataclass, replace
 import structlog
 
 from hubwatch.caching import BoundedCache
-from hubwatch.diff.fingerprint import Fingerprint, fingerprint
-from hubwatch.diff.lineage import (
+from hubwatch.diff.policy import apply_policy
+from hubwatch.errors import NotTracked, UnknownRevision
+from hubwatch.formats.card import declared_bases
+from hubwatch.formats.view import RevisionView
+from hubwatch.lineage.assess import (
     STALE,
     assess,
     caught_up_change,
@@ -20,15 +23,12 @@ from hubwatch.diff.lineage import (
     missed_of,
     stale_change,
 )
-from hubwatch.diff.policy import apply_policy
-from hubwatch.diff.view import RevisionView
-from hubwatch.errors import NotTracked, UnknownRevision
+from hubwatch.lineage.fingerprint import Fingerprint, fingerprint
 from hubwatch.models import Change, CommitSha, Snapshot
 from hubwatch.models.lineage import Lineage, LineageStatus
+from hubwatch.models.timestamps import now
 from hubwatch.store.base import Store
-from hubwatch.tracker.card import declared_bases
-from hubwatch.tracker.compare import stored_view
-from hubwatch.tracker.record import now
+from hubwatch.store.views import stored_view
 
 log = structlog.get_logger(__name__)
 

@@ -1,5 +1,5 @@
 """Lineage's pure core: which base revision a derivative matches, what base changes it missed,
-and the `lineage.*` changes that say so. The store reads and writes are `tracker/lineage.py`'s."""
+and the `lineage.*` changes that say so. The store reads and writes are `judge.py`'s."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hubwatch.diff.fingerprint import (
+from hubwatch.diff.sections import listing
+from hubwatch.lineage.fingerprint import (
     ASPECTS,
     CHAT_TEMPLATE,
     GENERATION,
@@ -15,7 +16,6 @@ from hubwatch.diff.fingerprint import (
     TOKENIZER,
     Fingerprint,
 )
-from hubwatch.diff.sections import listing
 from hubwatch.models import Change, CommitSha, Severity
 from hubwatch.models.lineage import Lineage, LineageStatus
 

@@ -24,7 +24,7 @@ from yaml.events import (
 from yaml.nodes import Node, ScalarNode
 
 from hubwatch.errors import UnsafeContent
-from hubwatch.parsing.json import MAX_DEPTH, MAX_INT_DIGITS, NOT_FINITE, TOO_DEEP
+from hubwatch.formats.json import MAX_DEPTH, MAX_INT_DIGITS, NOT_FINITE, TOO_DEEP
 
 MAX_FRONT_MATTER_BYTES = 512 * 1024
 """Largest front matter parsed (cards with a full MTEB model-index reach ~100 KB)."""

@@ -13,10 +13,10 @@ from dataclasses import replace
 from typing import Any
 
 from hubwatch.diff.chat_template import template_change
-from hubwatch.diff.gguf_pairs import ModelPair, paired
-from hubwatch.diff.render import DEFAULT_BUDGET_S, RenderBudget, RenderLimits
-from hubwatch.diff.view import RevisionView
+from hubwatch.diff.gguf.pairs import ModelPair, paired
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, Severity
+from hubwatch.sandbox.render import DEFAULT_BUDGET_S, RenderBudget, RenderLimits
 
 TEMPLATE_KEY = "tokenizer.chat_template"
 # The special tokens transformers (and llama.cpp's jinja) pass to a template, by GGUF id key.

@@ -1,0 +1,26 @@
+"""A stored revision as the read-only view that differs compare, its contents read lazily."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from hubwatch.formats.view import RevisionView
+from hubwatch.models import CommitSha, StoredFile
+from hubwatch.store.base import Store
+
+FilesOf = Callable[[], Sequence[StoredFile]]
+"""The stored files of the revision being viewed, when the caller reads them anyway."""
+
+
+def stored_view(
+    store: Store, repo_id: str, sha: CommitSha, files: FilesOf | None = None
+) -> RevisionView:
+    """A view of a stored revision, reading contents lazily from the store."""
+    revision = store.revision(repo_id, sha)
+    return RevisionView.of_stored(
+        files() if files is not None else store.files(repo_id, revision.sha),
+        revision.card,
+        store.blob,
+        revision.sha,
+        store.estimate(repo_id, revision.sha),
+    )
