@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import structlog
 
@@ -15,8 +16,25 @@ from hubwatch.advisories.matching import dedupe
 from hubwatch.advisories.publish import FeedEntry
 from hubwatch.advisories.service import AdvisoryService
 from hubwatch.errors import AdvisoryServiceError, HubwatchError, UnknownRevision
-from hubwatch.models import AdvisoryMatch, CommitSha, SourceKind, TrackedRepo, redact_url
-from hubwatch.store.base import Store
+from hubwatch.models import (
+    AdvisoryMatch,
+    Change,
+    CommitSha,
+    RevisionStored,
+    SourceKind,
+    StoredFile,
+    TrackedRepo,
+    redact_url,
+)
+from hubwatch.store.advisories import AdvisoryStore
+from hubwatch.store.changes import ChangeStore
+from hubwatch.store.known import KnownContent
+from hubwatch.store.repos import RepoStore, RevisionStore
+
+
+class AttachStore(RepoStore, RevisionStore, KnownContent, ChangeStore, AdvisoryStore, Protocol):
+    """What attaching advisories reads and writes: revisions, their files, matches and changes."""
+
 
 log = structlog.get_logger(__name__)
 
@@ -34,7 +52,7 @@ class AdvisoryAttacher:
     """Finds each revision's dependencies and stores the advisories that apply to them."""
 
     def __init__(
-        self, store: Store, service: AdvisoryService, imports: ImportCache | None = None
+        self, store: AttachStore, service: AdvisoryService, imports: ImportCache | None = None
     ) -> None:
         self._store = store
         self._service = service
@@ -47,7 +65,20 @@ class AdvisoryAttacher:
         self.last_error = None
         revision = self._store.revision(repo_id, sha)
         files = self._store.files(repo_id, sha)
-        found = extract(files, self._store.blob, revision.card, self._imports)
+        return self._attach(repo_id, sha, files, revision.card, revision.parents)[0]
+
+    def _attach(
+        self,
+        repo_id: str,
+        sha: CommitSha,
+        files: Sequence[StoredFile],
+        card: Mapping[str, object] | None,
+        parents: Sequence[CommitSha],
+    ) -> tuple[list[AdvisoryAttached], list[Change]]:
+        """The advisories newly found to apply, and the revision's `advisories.changed` changes
+        as stored (none when the service could not be asked)."""
+        self.last_error = None
+        found = extract(files, self._store.blob, card, self._imports)
         for problem in found.problems:
             log.warning("dependency_unreadable", repo=repo_id, sha=sha, problem=problem)
         pinned = [d for d in found.dependencies if d.version is not None]
@@ -61,18 +92,15 @@ class AdvisoryAttacher:
             self._store.record_advisories(
                 repo_id, sha, found.dependencies, None, service=self._service.name, error=str(exc)
             )
-            return []
-        self.last_error = None
+            return [], []
         matches = dedupe([m for found_matches in answers.values() for m in found_matches])
         new = self._store.record_advisories(
             repo_id, sha, found.dependencies, matches, service=self._service.name
         )
         # Which advisories apply, against the parent, is itself a change of this revision.
-        parent = revision.parents[0] if revision.parents else None
-        before = self._parent_matches(repo_id, parent) if parent else ()
-        self._store.replace_changes(
-            repo_id, sha, ADVISORIES_CHANGED, advisory_changes(before, matches)
-        )
+        before = self._parent_matches(repo_id, parents[0]) if parents else ()
+        changes = advisory_changes(before, matches)
+        self._store.replace_changes(repo_id, sha, ADVISORIES_CHANGED, changes)
         events = [AdvisoryAttached(repo_id, sha, match) for match in new]
         for event in events:
             log.info(
@@ -83,7 +111,7 @@ class AdvisoryAttacher:
                 package=event.match.package,
                 version=event.match.version,
             )
-        return events
+        return events, changes
 
     def _parent_matches(self, repo_id: str, parent: CommitSha) -> tuple[AdvisoryMatch, ...]:
         try:
@@ -91,12 +119,17 @@ class AdvisoryAttacher:
         except UnknownRevision:  # the parent is not stored (history starts later)
             return ()
 
-    def after_revision(self, repo_id: str, sha: CommitSha) -> None:
-        """The tracker's hook: check a revision just stored; failures are logged, never raised."""
+    def after_revision(self, stored: RevisionStored) -> list[Change]:
+        """The tracker's hook: check a revision just stored, and give the changes it added;
+        failures are logged, never raised."""
+        sha = stored.commit.sha
         try:
-            self.attach(repo_id, sha)
+            return self._attach(
+                stored.repo_id, sha, stored.files, stored.card, stored.commit.parents
+            )[1]
         except HubwatchError as exc:
-            log.warning("advisory_check_failed", repo=repo_id, sha=sha, error=str(exc))
+            log.warning("advisory_check_failed", repo=stored.repo_id, sha=sha, error=str(exc))
+            return []
 
     def recheck_all(self) -> list[AdvisoryAttached]:
         """Check every stored revision again (after the advisory data was refreshed).
@@ -137,7 +170,7 @@ def repo_url(tracked: TrackedRepo, hub_endpoint: str) -> str:
 class StoreChangeFeed:
     """PublishableChanges: every change the store holds, oldest revision first in each repo."""
 
-    def __init__(self, store: Store, hub_endpoint: str) -> None:
+    def __init__(self, store: AttachStore, hub_endpoint: str) -> None:
         self._store = store
         self._hub = hub_endpoint
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 import structlog
 
@@ -27,8 +28,16 @@ from hubwatch.lineage.fingerprint import Fingerprint, fingerprint
 from hubwatch.models import Change, CommitSha, Snapshot
 from hubwatch.models.lineage import Lineage, LineageStatus
 from hubwatch.models.timestamps import now
-from hubwatch.store.base import Store
-from hubwatch.store.views import stored_view
+from hubwatch.store.browse import BrowseStore
+from hubwatch.store.changes import ChangeStore
+from hubwatch.store.lineage import LineageStore
+from hubwatch.store.repos import RepoStore
+from hubwatch.store.views import RevisionReads, stored_view
+
+
+class LineageReads(RevisionReads, RepoStore, ChangeStore, LineageStore, BrowseStore, Protocol):
+    """What judging lineage reads and writes: both repos' revisions, their changes and records."""
+
 
 log = structlog.get_logger(__name__)
 
@@ -50,12 +59,12 @@ class LineageJudge:
     def __init__(self, cache_size: int = 2048) -> None:
         self._prints: BoundedCache[Fingerprint] = BoundedCache(cache_size)
 
-    def childless(self, store: Store, repo_id: str) -> bool:
+    def childless(self, store: LineageReads, repo_id: str) -> bool:
         """Whether no tracked derivative names `repo_id` as its base now."""
         return not store.derivatives_of(repo_id)
 
     def judge(
-        self, store: Store, repo_id: str, snapshot: Snapshot, childless: bool = False
+        self, store: LineageReads, repo_id: str, snapshot: Snapshot, childless: bool = False
     ) -> LineageResult:
         """The lineage changes and records `snapshot` (about to be stored) brings.
 
@@ -83,7 +92,7 @@ class LineageJudge:
             changes.append(derivatives_stale_change(repo_id, sha, stale))
         return LineageResult(tuple(apply_policy(changes)), tuple(records))
 
-    def rejudge(self, store: Store, repo_id: str) -> Lineage | None:
+    def rejudge(self, store: LineageReads, repo_id: str) -> Lineage | None:
         """Judge a tracked derivative's newest stored revision again (its base was tracked
         since): set its record and replace that revision's `lineage.stale` change."""
         newest = next((r for r in reversed(store.history(repo_id)) if r.reachable), None)
@@ -103,7 +112,7 @@ class LineageJudge:
         store.replace_changes(repo_id, newest.sha, STALE, stale)
         return record
 
-    def _as_derivative(self, store: Store, new: _New) -> tuple[Lineage, list[Change]] | None:
+    def _as_derivative(self, store: LineageReads, new: _New) -> tuple[Lineage, list[Change]] | None:
         repo_id = new.repo_id
         declared = declared_bases(new.card)
         bases = [b for b in declared.bases if b != repo_id]
@@ -136,7 +145,7 @@ class LineageJudge:
             changes.append(caught_up_change(previous, record))
         return record, changes
 
-    def _as_base(self, store: Store, new: _New) -> tuple[list[Lineage], list[Lineage]]:
+    def _as_base(self, store: LineageReads, new: _New) -> tuple[list[Lineage], list[Lineage]]:
         """The derivatives this new base revision makes stale (or staler), and every
         derivative record it changes."""
         stale: list[Lineage] = []
@@ -160,7 +169,7 @@ class LineageJudge:
         return stale, updated
 
     def _assessed(
-        self, store: Store, lineage: Lineage, mine: Fingerprint, new_base: _New | None
+        self, store: LineageReads, lineage: Lineage, mine: Fingerprint, new_base: _New | None
     ) -> Lineage:
         """`lineage` judged again with the derivative's fingerprint `mine`: against the base's
         stored history, plus `new_base` (a base revision about to be stored)."""
@@ -199,7 +208,7 @@ class LineageJudge:
             checked_at=now(),
         )
 
-    def _print(self, store: Store, repo_id: str, sha: CommitSha) -> Fingerprint:
+    def _print(self, store: LineageReads, repo_id: str, sha: CommitSha) -> Fingerprint:
         key = _key(repo_id, sha)
         found = self._prints.get(key)
         if found is None:
@@ -224,7 +233,7 @@ def _key(repo_id: str, sha: str) -> str:
     return f"{repo_id}@{sha}"
 
 
-def _tracked(store: Store, repo_id: str) -> bool:
+def _tracked(store: LineageReads, repo_id: str) -> bool:
     try:
         store.get_repo(repo_id)
     except NotTracked:

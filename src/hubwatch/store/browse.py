@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from datetime import datetime
+from typing import Protocol
 
 from hubwatch.models import (
     CommitSha,
@@ -17,7 +18,7 @@ from hubwatch.models import (
 )
 
 
-class BrowseStore(ABC):
+class BrowseStore(Protocol):
     """Paged and aggregated reads; every method is one or two indexed queries."""
 
     @property

@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from hubwatch.formats.view import RevisionView
 from hubwatch.models import CommitSha, StoredFile
-from hubwatch.store.base import Store
+from hubwatch.store.estimates import EstimateStore
+from hubwatch.store.known import KnownContent
+from hubwatch.store.repos import RevisionStore
+
+
+class RevisionReads(RevisionStore, KnownContent, EstimateStore, Protocol):
+    """What reading a stored revision whole takes: its record, its files, their bytes, its
+    estimate."""
+
 
 FilesOf = Callable[[], Sequence[StoredFile]]
 """The stored files of the revision being viewed, when the caller reads them anyway."""
 
 
 def stored_view(
-    store: Store, repo_id: str, sha: CommitSha, files: FilesOf | None = None
+    store: RevisionReads, repo_id: str, sha: CommitSha, files: FilesOf | None = None
 ) -> RevisionView:
     """A view of a stored revision, reading contents lazily from the store."""
     revision = store.revision(repo_id, sha)

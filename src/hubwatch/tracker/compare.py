@@ -7,13 +7,12 @@ from dataclasses import replace
 
 from hubwatch.diff import Differ, RevisionView, diff_revisions
 from hubwatch.models import Change, CommitSha, Snapshot
-from hubwatch.store.base import Store
-from hubwatch.store.views import FilesOf, stored_view
+from hubwatch.store.views import FilesOf, RevisionReads, stored_view
 from hubwatch.tracker.held import LastStored
 
 
 def diff_snapshot(
-    store: Store,
+    store: RevisionReads,
     repo_id: str,
     snapshot: Snapshot,
     base: CommitSha | None,
@@ -37,7 +36,11 @@ def diff_snapshot(
 
 
 def diff_stored(
-    store: Store, repo_id: str, rev_a: str, rev_b: str, differs: Mapping[str, Differ] | None = None
+    store: RevisionReads,
+    repo_id: str,
+    rev_a: str,
+    rev_b: str,
+    differs: Mapping[str, Differ] | None = None,
 ) -> list[Change]:
     """Changes between any two stored revisions (abbreviated shas accepted)."""
     a, b = store.revision(repo_id, rev_a), store.revision(repo_id, rev_b)

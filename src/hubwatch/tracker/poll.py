@@ -19,13 +19,14 @@ from hubwatch.models import RepoRef, RepoStatus, SourceKind
 from hubwatch.models.timestamps import now
 from hubwatch.sources.base import RevisionSource
 from hubwatch.sources.retry import RetryPolicy
-from hubwatch.store.base import Store
+from hubwatch.store.repos import RepoStore
 from hubwatch.tracker.history import list_history
 from hubwatch.tracker.record import (
     DEGRADED_AFTER,
     PollResult,
     PollRun,
     PollStopped,
+    PollStore,
     describe,
     log_crash,
     record_failure,
@@ -44,7 +45,7 @@ class Tracker:
 
     def __init__(
         self,
-        store: Store,
+        store: PollStore,
         sources: Mapping[SourceKind, RevisionSource],
         limits: Limits | None = None,
         retry: RetryPolicy | None = None,
@@ -168,7 +169,7 @@ def _canonical(repo: RepoRef, answered: str) -> RepoRef:
 
 
 def crashed(
-    store: Store, repo_id: str, exc: Exception, degraded_after: int = DEGRADED_AFTER
+    store: RepoStore, repo_id: str, exc: Exception, degraded_after: int = DEGRADED_AFTER
 ) -> PollResult:
     """Log and record a poll that crashed on `exc` outside `Tracker.poll`'s own recording (the
     store failing, most likely); call it in `except`.

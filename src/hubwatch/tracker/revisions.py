@@ -11,7 +11,7 @@ and the revision is stored with what could be read.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache, partial
 from typing import TypeVar
@@ -37,6 +37,7 @@ from hubwatch.models import (
     Estimate,
     EventKind,
     RepoState,
+    RevisionStored,
     Severity,
     Snapshot,
     StoredFile,
@@ -44,7 +45,7 @@ from hubwatch.models import (
 from hubwatch.models.timestamps import now
 from hubwatch.tracker.compare import diff_snapshot
 from hubwatch.tracker.estimate import CONFIG, with_estimate
-from hubwatch.tracker.held import LastStored
+from hubwatch.tracker.held import LastStored, stored_files
 from hubwatch.tracker.partial import KIND as PARTIAL
 from hubwatch.tracker.partial import Partial, partial_of, with_partial
 from hubwatch.tracker.record import PollRun, PollStopped, describe, log_crash
@@ -55,8 +56,9 @@ T = TypeVar("T")
 
 Progress = Callable[[int, int, CommitInfo], None]
 """Called after each stored revision with (done, total, commit)."""
-RevisionHook = Callable[[str, CommitSha], None]
-"""Called with (repo_id, sha) after a new revision is stored (advisories attach here)."""
+RevisionHook = Callable[[RevisionStored], Sequence[Change]]
+"""Called after a new revision is stored, with the revision as stored; returns the changes it
+stored with the revision (advisories attach here), which the hooks after it see."""
 
 _WHOLE_REPO = (AuthError, RepoNotFound, RepoDisabled, NotTracked, PollStopped)
 """What concerns the repo or the poll as a whole: any other revision would meet it too."""
@@ -133,12 +135,12 @@ class RevisionPipeline:
         if listed:  # without its files a revision would seem to match nothing
             snapshot, lineage = self._lineage(run, snapshot, childless)
         try:
-            stored = self._write(run, snapshot, found, held)
+            written = self._write(run, snapshot, found, held)
         except BaseException:
             held.forget()
             raise
         known[commit.sha] = True
-        if not stored:
+        if written is None:
             return
         self._set_lineage(run, lineage)
         run.result.new.append(commit.sha)
@@ -150,7 +152,7 @@ class RevisionPipeline:
         if run.tracked.head is not None:  # a new commit, not a backfill of old history
             lag = (now() - commit.date).total_seconds()
             metrics.DETECTION_LAG.observe(max(lag, 0.0))
-        self._after_revision(run, commit.sha, found)
+        self._after_revision(run, written, found)
 
     def _read(
         self, run: PollRun, commit: CommitInfo, failed: list[str], held: LastStored
@@ -226,34 +228,48 @@ class RevisionPipeline:
             except Exception as exc:  # the revision is stored; the next one sets it again
                 log_crash("lineage_not_recorded", exc, derivative=record.repo_id)
 
-    def _write(self, run: PollRun, snapshot: Snapshot, found: Partial, held: LastStored) -> bool:
-        """Store the revision. What the store refuses is left out, and recorded: first what was
-        read from the files (contents, estimate, changes), then the file list. `held` keeps it
-        when it is stored whole."""
+    def _write(
+        self, run: PollRun, snapshot: Snapshot, found: Partial, held: LastStored
+    ) -> Snapshot | None:
+        """Store the revision: what was written, or None when it was stored already. What the
+        store refuses is left out, and recorded: first what was read from the files (contents,
+        estimate, changes), then the file list. `held` keeps it when it is stored whole."""
         for attempt in (snapshot, _listing_only(snapshot), replace(snapshot, files=())):
+            written = with_partial(attempt, found)
             try:
-                stored = run.store.add_revision(run.repo.repo_id, with_partial(attempt, found))
+                stored = run.store.add_revision(run.repo.repo_id, written)
             except Exception as exc:
                 if not attempt.files:  # nothing left to leave out
                     raise
                 _failed(run, "store", exc, found.steps, None)
                 continue
             held.stored(attempt, whole=stored and attempt is snapshot)
-            return stored
+            return written if stored else None
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _after_revision(self, run: PollRun, sha: CommitSha, found: Partial) -> None:
-        repo_id = run.repo.repo_id
+    def _after_revision(self, run: PollRun, written: Snapshot, found: Partial) -> None:
+        sha = written.commit.sha
+        stored = RevisionStored(
+            run.repo.repo_id,
+            written.commit,
+            written.base,
+            tuple(stored_files(written)),
+            written.card,
+            written.changes,
+        )
         for hook in self.hooks:
             try:
-                hook(repo_id, sha)
+                added = hook(stored)
             except Exception as exc:  # a hook must never fail the poll; the revision is stored
                 name = getattr(hook, "__qualname__", type(hook).__name__)
                 log_crash("revision_hook_failed", exc, hook=name)
                 found.steps.append(f"after_revision hook {name} failed: {describe(exc)}")
-                _record_partial(run, sha, found)
+                stored = replace(stored, changes=_record_partial(run, stored.changes, sha, found))
                 if sha not in run.result.partial:
                     run.result.partial.append(sha)
+                continue
+            if added:
+                stored = replace(stored, changes=(*stored.changes, *added))
 
 
 def _files_of(run: PollRun, held: LastStored, base: CommitSha | None) -> list[StoredFile]:
@@ -302,9 +318,14 @@ def _listing_only(snapshot: Snapshot) -> Snapshot:
     )
 
 
-def _record_partial(run: PollRun, sha: CommitSha, found: Partial) -> None:
+def _record_partial(
+    run: PollRun, changes: tuple[Change, ...], sha: CommitSha, found: Partial
+) -> tuple[Change, ...]:
+    """Store the revision's `revision.partial` change anew; `changes` with it replaced."""
     change = found.change()
     try:
         run.store.replace_changes(run.repo.repo_id, sha, PARTIAL, [change] if change else [])
     except Exception as exc:  # the store may be what failed; the log has it
         log_crash("revision_partial_not_recorded", exc)
+        return changes
+    return (*(c for c in changes if c.kind != PARTIAL), *([change] if change else []))

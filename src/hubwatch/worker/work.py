@@ -15,19 +15,25 @@ import threading
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Protocol
 
 import structlog
 
 from hubwatch import metrics
 from hubwatch.errors import NotTracked
 from hubwatch.models import CommitInfo, RepoStatus
-from hubwatch.store.base import Store
+from hubwatch.store.repos import RepoStore
+from hubwatch.store.scheduling import ScheduleStore
 from hubwatch.tracker.poll import PollResult, PollStopped, Tracker, crashed
 from hubwatch.worker.discovery import Discovery, DiscoveryResult
 
 log = structlog.get_logger(__name__)
 
 DISCOVERY_JOB = "discovery"
+
+
+class WorkStore(ScheduleStore, RepoStore, Protocol):
+    """What the work loop touches: leases and jobs, and a crashed poll's record on its repo."""
 
 
 def default_owner() -> str:
@@ -53,7 +59,7 @@ class Worker:
 
     def __init__(
         self,
-        store: Store,
+        store: WorkStore,
         tracker: Tracker,
         discovery: Discovery,
         *,
