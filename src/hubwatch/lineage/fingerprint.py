@@ -23,7 +23,6 @@ from typing import Any
 from hubwatch.caching import BoundedCache
 from hubwatch.formats.tokenizer import templates, vocab_table
 from hubwatch.formats.view import RevisionView
-from hubwatch.models.gguf import GGUFModel
 
 CHAT_TEMPLATE, SPECIAL_TOKENS, TOKENIZER, GENERATION = (
     "chat_template",
@@ -262,12 +261,3 @@ def _decimal(key: object) -> int | None:
 
 def _id(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def model_fingerprints(models: Mapping[str, GGUFModel]) -> dict[str, Fingerprint]:
-    """Each GGUF model's fingerprint by name (those whose header was read)."""
-    return {
-        name: gguf_fingerprint(model.metadata, f"gguf:{name}")
-        for name, model in models.items()
-        if model.metadata
-    }
