@@ -197,7 +197,7 @@ def _card_parts(view: RevisionView) -> tuple[dict[str, Any], str | None]:
     text = view.text("README.md")
     if text is None:
         return dict(view.card), None
-    card = read_card(text)
+    card = read_card(text, view.memo)
     front = dict(card.others)
     front.update(view.card)
     return front, card.body

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hubwatch.caching import BoundedCache
+from hubwatch.caching import Memo, Slot
 from hubwatch.errors import InvalidRepoId, UnsafeContent
 from hubwatch.formats.yaml import load_front_matter
 from hubwatch.models.lineage import Relation
@@ -39,27 +39,30 @@ class CardText:
     """The text after the front matter (all of it when there is none)."""
 
 
-def read_card(text: str) -> CardText:
-    """A README's front matter and body, parsed once per distinct README (most revisions of a
-    history keep the one before). The result is shared with other callers given the same
-    README: never mutate it."""
+def read_card(text: str, memo: Memo | None = None) -> CardText:
+    """A README's front matter and body, parsed once per distinct README in `memo` (most
+    revisions of a history keep the one before, and the snapshot and the card differ both read
+    it). The result is shared with other callers given the same memo: never mutate it."""
+    if memo is None:
+        return _read(text)
+    cards = memo[CARDS]
     key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    found = _CARDS.get(key)
+    found = cards.get(key)
     if found is None:
         found = _read(text)
-        _CARDS.put(key, found)
+        cards.put(key, found)
     return found
 
 
-def parse_front_matter(text: str) -> dict[str, Any]:
+def parse_front_matter(text: str, memo: Memo | None = None) -> dict[str, Any]:
     """The CARD_KEYS found in a README's YAML front matter; UnsafeContent saying why if unread."""
-    card = read_card(text)
+    card = read_card(text, memo)
     if card.error is not None:
         raise UnsafeContent(card.error)
     return card.known
 
 
-_CARDS: BoundedCache[CardText] = BoundedCache(8)
+CARDS: Slot[CardText] = Slot("cards", 8)
 """Cards by the sha256 of their README."""
 
 

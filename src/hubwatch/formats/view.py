@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from hubwatch.caching import BoundedCache
+from hubwatch.caching import Memo, Slot
 from hubwatch.errors import UnsafeContent
 from hubwatch.formats.json import loads_bounded
 from hubwatch.models import (
@@ -32,7 +32,17 @@ class RevisionView:
     Contents and headers that were not stored (over the cap, unavailable, failed) read as None.
     """
 
-    __slots__ = ("_cache", "_contents", "_headers", "_load", "card", "estimate", "files", "sha")
+    __slots__ = (
+        "_cache",
+        "_contents",
+        "_headers",
+        "_load",
+        "card",
+        "estimate",
+        "files",
+        "memo",
+        "sha",
+    )
 
     def __init__(
         self,
@@ -43,6 +53,7 @@ class RevisionView:
         load: BlobLoader | None = None,
         sha: str | None = None,
         estimate: Estimate | None = None,
+        memo: Memo | None = None,
     ) -> None:
         self.files: dict[str, FileEntry] = {entry.path: entry for entry in files}
         self.estimate = estimate
@@ -53,14 +64,19 @@ class RevisionView:
         self._headers = dict(headers or {})
         self._load = load
         self._cache: dict[tuple[str, str], Any] = {}
+        self.memo = memo if memo is not None else Memo()
+        """What is derived from content, shared with the other views its maker made: a differ
+        keeps there what it derives from the bytes (parsed JSON, a tokenizer taken apart)."""
 
     @classmethod
-    def empty(cls) -> RevisionView:
+    def empty(cls, memo: Memo | None = None) -> RevisionView:
         """The revision before a root commit: no files at all."""
-        return cls(())
+        return cls((), memo=memo)
 
     @classmethod
-    def of_snapshot(cls, snapshot: Snapshot, load: BlobLoader | None = None) -> RevisionView:
+    def of_snapshot(
+        cls, snapshot: Snapshot, load: BlobLoader | None = None, memo: Memo | None = None
+    ) -> RevisionView:
         """A view of a snapshot about to be stored (bytes in hand, or already in the store)."""
         return cls(
             snapshot.files,
@@ -70,6 +86,7 @@ class RevisionView:
             load,
             snapshot.commit.sha,
             snapshot.estimate,
+            memo,
         )
 
     @classmethod
@@ -80,6 +97,7 @@ class RevisionView:
         load: BlobLoader,
         sha: str | None = None,
         estimate: Estimate | None = None,
+        memo: Memo | None = None,
     ) -> RevisionView:
         """A view of a stored revision, reading contents lazily through `load`."""
         entries, contents, headers = [], {}, {}
@@ -93,7 +111,7 @@ class RevisionView:
                 headers[f.path] = ReadResult(
                     f.header_status, sha256=f.header_sha256, error=f.header_error
                 )
-        return cls(entries, contents, headers, card, load, sha, estimate)
+        return cls(entries, contents, headers, card, load, sha, estimate, memo)
 
     def as_stored(
         self, card: Mapping[str, object] | None, estimate: Estimate | None
@@ -110,6 +128,7 @@ class RevisionView:
             self._load,
             self.sha,
             estimate,
+            self.memo,
         )
         view._cache = self._cache
         return view
@@ -206,7 +225,7 @@ class RevisionView:
         value: Any = None
         if raw is not None:
             sha = sha_of(path)
-            value = parse_json(raw) if sha is None else parse_json_once(raw, sha)
+            value = parse_json(raw) if sha is None else parse_json_once(raw, sha, self.memo)
         self._cache[key] = value
         return value
 
@@ -235,31 +254,32 @@ def parse_json(raw: bytes) -> Any:
         return None
 
 
-def parse_json_once(raw: bytes, sha: str) -> Any:
+def parse_json_once(raw: bytes, sha: str, memo: Memo) -> Any:
     """`parse_json(raw)`, shared by every view of the same content (`sha`: its sha256)."""
     try:
-        return loads_shared(raw, sha)
+        return loads_shared(raw, sha, memo)
     except UnsafeContent:
         return None
 
 
-_PARSED: BoundedCache[tuple[Any, str | None]] = BoundedCache(64, max_weight=16 * 1024 * 1024)
+PARSED: Slot[tuple[Any, str | None]] = Slot("json", 64, max_weight=16 * 1024 * 1024)
 """JSON by the sha256 of its bytes, parsed (or why it is not JSON), up to 16 MiB of it: in a
 backfill each revision reads the config, index and tokenizer files of the one before, and a
 snapshot checks the JSON it reads that the differs parse next. The values are shared: a differ
 reads a view and never mutates what it reads."""
 
 
-def loads_shared(raw: bytes, sha: str) -> Any:
-    """`loads_bounded(raw)` once per content (`sha`: the sha256 of `raw`); UnsafeContent as it
-    raises, with the same reason."""
-    found = _PARSED.get(sha)
+def loads_shared(raw: bytes, sha: str, memo: Memo) -> Any:
+    """`loads_bounded(raw)` once per content in `memo` (`sha`: the sha256 of `raw`);
+    UnsafeContent as it raises, with the same reason."""
+    parsed = memo[PARSED]
+    found = parsed.get(sha)
     if found is None:
         try:
             found = (loads_bounded(raw), None)
         except UnsafeContent as exc:
             found = (None, str(exc))
-        _PARSED.put(sha, found, weight=len(raw))
+        parsed.put(sha, found, weight=len(raw))
     value, refused = found
     if refused is not None:
         raise UnsafeContent(refused)

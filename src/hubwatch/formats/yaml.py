@@ -10,7 +10,6 @@ the stack, and the digits of a number before `int()` is quadratic.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -138,8 +137,6 @@ def load_front_matter(text: str) -> Any:
     """A README's YAML front matter (between `---` lines at its top) as plain data.
 
     None when the text has no front matter; UnsafeContent saying why when it cannot be read.
-    The value is shared with the next caller given the same text (the tracker's card and the
-    card differ both read each new README: parsed once, YAML is slow): never mutate it.
     """
     data, error = _front_matter(text)
     if error is not None:
@@ -147,9 +144,8 @@ def load_front_matter(text: str) -> Any:
     return data
 
 
-@lru_cache(maxsize=8)
 def _front_matter(text: str) -> tuple[Any, str | None]:
-    """The front matter, or why it cannot be read (kept too: the answer is the same)."""
+    """The front matter, or why it cannot be read."""
     if not text.startswith("---"):
         return None, None
     lines = text.splitlines()

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hubwatch.caching import BoundedCache
+from hubwatch.caching import Slot
 from hubwatch.formats.tokenizer import templates, vocab_table
 from hubwatch.formats.view import RevisionView
 
@@ -193,7 +193,7 @@ def _special_tokens(view: RevisionView) -> dict[str, str]:
     return found
 
 
-_ID_TOKENS: BoundedCache[dict[int, str]] = BoundedCache(8)
+ID_TOKENS: Slot[dict[int, str]] = Slot("lineage.id_tokens", 8)
 """tokenizer.json's id → token by its blob: a base's many revisions mostly share one."""
 
 
@@ -203,7 +203,8 @@ def _id_tokens(view: RevisionView) -> dict[int, str] | None:
     if entry is None:
         return None
     key = f"{entry.blob_id}:{entry.lfs_sha256}"
-    cached = _ID_TOKENS.get(key)
+    id_tokens = view.memo[ID_TOKENS]
+    cached = id_tokens.get(key)
     if cached is not None:
         return cached
     data = view.json("tokenizer.json")
@@ -219,7 +220,7 @@ def _id_tokens(view: RevisionView) -> dict[int, str] | None:
     for added in added_tokens if isinstance(added_tokens, list) else []:
         if isinstance(added, dict) and _id(added.get("id")) is not None:
             ids[added["id"]] = str(added.get("content"))
-    _ID_TOKENS.put(key, ids)
+    id_tokens.put(key, ids)
     return ids
 
 

@@ -11,7 +11,7 @@ from typing import Protocol
 
 import structlog
 
-from hubwatch.caching import BoundedCache
+from hubwatch.caching import BoundedCache, Memo
 from hubwatch.diff.policy import apply_policy
 from hubwatch.errors import NotTracked, UnknownRevision
 from hubwatch.formats.card import declared_bases
@@ -56,8 +56,10 @@ class LineageJudge:
     """Works out lineage for new revisions; fingerprints are kept by (repo, sha), so a base
     with many revisions is fingerprinted once per revision, not once per derivative."""
 
-    def __init__(self, cache_size: int = 2048) -> None:
+    def __init__(self, cache_size: int = 2048, memo: Memo | None = None) -> None:
         self._prints: BoundedCache[Fingerprint] = BoundedCache(cache_size)
+        self._memo = memo if memo is not None else Memo()
+        """Shared by the views it makes (the tracker's own, when it made this judge)."""
 
     def childless(self, store: LineageReads, repo_id: str) -> bool:
         """Whether no tracked derivative names `repo_id` as its base now."""
@@ -76,7 +78,7 @@ class LineageJudge:
             # neither a derivative nor a tracked derivative's base: most repos, and every
             # revision of a backfill, need no fingerprint (a tokenizer's ids walked)
             return LineageResult((), ())
-        view = RevisionView.of_snapshot(snapshot, store.blob)
+        view = RevisionView.of_snapshot(snapshot, store.blob, self._memo)
         new = _New(repo_id, sha, snapshot.card, snapshot.changes, fingerprint(view))
         changes: list[Change] = []
         records: list[Lineage] = []
@@ -212,7 +214,7 @@ class LineageJudge:
         key = _key(repo_id, sha)
         found = self._prints.get(key)
         if found is None:
-            found = fingerprint(stored_view(store, repo_id, sha))
+            found = fingerprint(stored_view(store, repo_id, sha, memo=self._memo))
             self._prints.put(key, found)
         return found
 

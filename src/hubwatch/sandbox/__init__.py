@@ -3,10 +3,11 @@ worker; the only package that runs jinja2 (which only `render_worker.py`, a scri
 
 from hubwatch.sandbox.render import (
     DEFAULT_BUDGET_S,
+    RENDERS,
     RenderBudget,
     Rendered,
     RenderLimits,
     render,
 )
 
-__all__ = ["DEFAULT_BUDGET_S", "RenderBudget", "RenderLimits", "Rendered", "render"]
+__all__ = ["DEFAULT_BUDGET_S", "RENDERS", "RenderBudget", "RenderLimits", "Rendered", "render"]

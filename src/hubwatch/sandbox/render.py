@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from hubwatch.caching import BoundedCache
+from hubwatch.caching import BoundedCache, Slot
 from hubwatch.sandbox import server as render_server
 
 DEFAULT_BUDGET_S = 15.0
@@ -80,14 +80,16 @@ def render(
     conversations: list[tuple[str, dict[str, Any]]],
     limits: RenderLimits,
     budget: RenderBudget | None = None,
+    cache: BoundedCache[Rendered] | None = None,
 ) -> Rendered:
     """Render `template` on each (name, context) in a sandboxed child process.
 
     With a `budget`, the render gets at most what is left of it and is charged what it took;
-    a spent budget renders nothing (`over_budget`).
+    a spent budget renders nothing (`over_budget`). With a `cache` (the caller's, a `RENDERS`
+    slot), a render it holds is not made again and costs no budget.
     """
     if budget is None:
-        return _render(template, conversations, limits)
+        return _render(template, conversations, limits, cache)
     if budget.spent:
         return Rendered(failure=budget.reason, over_budget=True)
     cut = budget.left_s < limits.timeout_s
@@ -95,7 +97,7 @@ def render(
         limits = replace(limits, timeout_s=budget.left_s)
     started = time.monotonic()
     try:
-        rendered = _render(template, conversations, limits)
+        rendered = _render(template, conversations, limits, cache)
     finally:
         budget.charge(time.monotonic() - started)
     if cut and rendered.failure is not None and budget.spent:
@@ -105,7 +107,10 @@ def render(
 
 
 def _render(
-    template: str, conversations: list[tuple[str, dict[str, Any]]], limits: RenderLimits
+    template: str,
+    conversations: list[tuple[str, dict[str, Any]]],
+    limits: RenderLimits,
+    cache: BoundedCache[Rendered] | None,
 ) -> Rendered:
     request = {
         "template": template,
@@ -117,13 +122,13 @@ def _render(
     # conversations and the output and memory limits is reused: a backfill renders each
     # template version once, not as the new side and again as the next edit's old side.
     key = hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()
-    cached = _CACHE.get(key)
+    cached = cache.get(key) if cache is not None else None
     if cached is not None:
         return cached
     request["cpu_s"] = max(1, int(limits.timeout_s) + 1)
     rendered, lasting = _run(request, limits.timeout_s)
-    if lasting:
-        _CACHE.put(key, rendered)
+    if lasting and cache is not None:
+        cache.put(key, rendered)
     return rendered
 
 
@@ -186,8 +191,8 @@ def _answered(stdout: bytes) -> tuple[Rendered, bool]:
     return Rendered(outputs), True
 
 
-_CACHE: BoundedCache[Rendered] = BoundedCache(64)
-"""Renders of this process (Rendered is frozen: a hit is shared safely)."""
+RENDERS: Slot[Rendered] = Slot("sandbox.renders", 64)
+"""Renders by their request, in the caller's memo (Rendered is frozen: a hit is shared safely)."""
 
 
 def _failed(reason: str) -> Rendered:

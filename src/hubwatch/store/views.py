@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from hubwatch.caching import Memo
 from hubwatch.formats.view import RevisionView
 from hubwatch.models import CommitSha, StoredFile
 from hubwatch.store.estimates import EstimateStore
@@ -22,9 +23,14 @@ FilesOf = Callable[[], Sequence[StoredFile]]
 
 
 def stored_view(
-    store: RevisionReads, repo_id: str, sha: CommitSha, files: FilesOf | None = None
+    store: RevisionReads,
+    repo_id: str,
+    sha: CommitSha,
+    files: FilesOf | None = None,
+    memo: Memo | None = None,
 ) -> RevisionView:
-    """A view of a stored revision, reading contents lazily from the store."""
+    """A view of a stored revision, reading contents lazily from the store; `memo` is shared
+    with the other views of its maker (a fresh one if None)."""
     revision = store.revision(repo_id, sha)
     return RevisionView.of_stored(
         files() if files is not None else store.files(repo_id, revision.sha),
@@ -32,4 +38,5 @@ def stored_view(
         store.blob,
         revision.sha,
         store.estimate(repo_id, revision.sha),
+        memo,
     )

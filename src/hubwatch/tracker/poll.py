@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import structlog
 
+from hubwatch.caching import Memo
 from hubwatch.diff import Differ
 from hubwatch.errors import HubwatchError, InvalidRepoId, TokenRefused
 from hubwatch.lineage.judge import LineageJudge
@@ -60,8 +61,13 @@ class Tracker:
         self._retry = retry or RetryPolicy()
         self.degraded_after = degraded_after
         """Polls in a row that fail before a repo is marked degraded."""
+        memo = Memo()  # what the polls' views and snapshots derive from content, shared
         self._revisions = RevisionPipeline(
-            limits or Limits(), differs, tuple(after_revision), lineage or LineageJudge()
+            limits or Limits(),
+            differs,
+            tuple(after_revision),
+            lineage or LineageJudge(memo=memo),
+            memo,
         )
 
     def _source(self, repo: RepoRef) -> RevisionSource:

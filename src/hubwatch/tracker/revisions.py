@@ -19,6 +19,7 @@ from typing import TypeVar
 import structlog
 
 from hubwatch import metrics
+from hubwatch.caching import Memo
 from hubwatch.diff import Differ
 from hubwatch.errors import (
     AuthError,
@@ -88,6 +89,9 @@ class RevisionPipeline:
     hooks: tuple[RevisionHook, ...]
     lineage: LineageJudge = field(default_factory=LineageJudge)
     """Works out each new revision's lineage (as a derivative, and as a base)."""
+    memo: Memo = field(default_factory=Memo)
+    """What the snapshots and views of its revisions derive from content (parsed JSON, cards,
+    tokenizers taken apart, renders): a backfill's next revision reads it again."""
 
     def store_new(
         self,
@@ -126,7 +130,11 @@ class RevisionPipeline:
         failed: list[str] = []
         snapshot, listed = self._read(run, commit, failed, held)
         snapshot = _contained(
-            run, "estimate", failed, lambda: with_estimate(snapshot, run.store.blob), snapshot
+            run,
+            "estimate",
+            failed,
+            lambda: with_estimate(snapshot, run.store.blob, self.memo),
+            snapshot,
         )
         parent = commit.parents[0] if commit.parents else None
         base = parent if parent in known else None
@@ -168,7 +176,9 @@ class RevisionPipeline:
                 _gated(run, exc)
                 return bare_snapshot(commit, _failed(run, "file list", exc, failed, [])), False
             known = held.known(run.store)
-            take = partial(take_snapshot, run.source, repo, commit, known, self.limits, files)
+            take = partial(
+                take_snapshot, run.source, repo, commit, known, self.limits, files, self.memo
+            )
             try:
                 return run.retry.call(take, what), True
             except Exception as exc:
@@ -194,7 +204,15 @@ class RevisionPipeline:
         files_of_base = cache(lambda: _files_of(run, held, base))
         if listed:
             diff = partial(
-                diff_snapshot, run.store, repo_id, snapshot, base, self.differs, files_of_base, held
+                diff_snapshot,
+                run.store,
+                repo_id,
+                snapshot,
+                base,
+                self.differs,
+                files_of_base,
+                held,
+                self.memo,
             )
             snapshot = _contained(run, "diff", failed, diff, unchanged)
         else:

@@ -12,11 +12,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from hubwatch.caching import BoundedCache
 from hubwatch.diff.chat_template import template_change
 from hubwatch.diff.gguf.pairs import ModelPair, paired
 from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, Severity
-from hubwatch.sandbox.render import DEFAULT_BUDGET_S, RenderBudget, RenderLimits
+from hubwatch.sandbox import DEFAULT_BUDGET_S, RENDERS, RenderBudget, Rendered, RenderLimits
 
 TEMPLATE_KEY = "tokenizer.chat_template"
 # The special tokens transformers (and llama.cpp's jinja) pass to a template, by GGUF id key.
@@ -84,12 +85,15 @@ def compare_gguf_templates(
     A template shared by several quantizations of one repo is rendered once (the render cache).
     """
     changes: list[Change] = []
+    renders = new.memo[RENDERS]
     for pair in paired(old, new):
-        changes += _model_changes(pair, limits, budget)
+        changes += _model_changes(pair, limits, budget, renders)
     return changes
 
 
-def _model_changes(pair: ModelPair, limits: RenderLimits, budget: RenderBudget) -> list[Change]:
+def _model_changes(
+    pair: ModelPair, limits: RenderLimits, budget: RenderBudget, renders: BoundedCache[Rendered]
+) -> list[Change]:
     before, after = templates(pair.before.metadata), templates(pair.after.metadata)
     specials = (special_tokens(pair.before.metadata), special_tokens(pair.after.metadata))
     changes = []
@@ -100,7 +104,7 @@ def _model_changes(pair: ModelPair, limits: RenderLimits, budget: RenderBudget) 
         if a is None:
             changes.append(_removed(pair, name, b))
             continue
-        change = template_change(name, pair.label, b, a, specials, limits, budget)
+        change = template_change(name, pair.label, b, a, specials, limits, budget, renders)
         changes.append(replace(change, kind=f"gguf.{change.kind}", path=pair.name))
     return changes
 

@@ -15,7 +15,6 @@ from typing import NamedTuple, TypeVar
 
 import orjson
 
-from hubwatch.caching import BoundedCache
 from hubwatch.diff.sections import listing, show
 from hubwatch.models import Change, Severity
 
@@ -100,7 +99,27 @@ class _Middle(NamedTuple):
     """Whether one of their strings holds a space."""
 
 
-def merges_bytes_changes(before: bytes, after: bytes, path: str) -> list[Change] | None:
+class MergesBytes:
+    """A model.merges section as its bytes, taken apart at most once (a tokenizer.json taken
+    apart keeps one: the new side of one change is the old side of the next)."""
+
+    __slots__ = ("_section", "_taken", "raw")
+
+    def __init__(self, raw: bytes) -> None:
+        self.raw = raw
+        self._section: _Section | None = None
+        self._taken = False
+
+    def section(self) -> _Section | None:
+        """`_section(raw)`, once."""
+        if not self._taken:
+            self._section, self._taken = _section(self.raw), True
+        return self._section
+
+
+def merges_bytes_changes(
+    before: bytes | MergesBytes, after: bytes | MergesBytes, path: str
+) -> list[Change] | None:
     """`merges_changes` for two differing model.merges sections, compared as bytes.
 
     Exact for what the `tokenizers` library writes (compact or indented, pairs or "a b"
@@ -109,7 +128,10 @@ def merges_bytes_changes(before: bytes, after: bytes, path: str) -> list[Change]
     included, is None: parse it instead. So is a merge whose second token is `],[`, which
     reads like the separator between two merges.
     """
-    old = _section_of(before)
+    old_side = before if isinstance(before, MergesBytes) else MergesBytes(before)
+    new_side = after if isinstance(after, MergesBytes) else MergesBytes(after)
+    before, after = old_side.raw, new_side.raw
+    old = old_side.section()
     if old is None:
         return None
     # The new side is read only where its bytes differ from the old; tokens with spaces need
@@ -117,7 +139,7 @@ def merges_bytes_changes(before: bytes, after: bytes, path: str) -> list[Change]
     middle = None if old.spaces else _middle(old, before, after)
     if middle is not None and not middle.spaces:
         return _changes_in_middle(old, middle, path)
-    new = _section_of(after)
+    new = new_side.section()
     if new is None or old.within != new.within:
         return None
     if old.merges == new.merges:  # another spelling of the same list: nothing changed
@@ -198,23 +220,6 @@ def _decoder(within: bytes) -> Callable[[bytes], str]:
 def _split(delimited: bytes) -> list[bytes]:
     """The merges in `NUL merge NUL merge … NUL` (none in a lone NUL)."""
     return delimited[1:-1].split(_SEP) if len(delimited) > 1 else []
-
-
-_SECTIONS: BoundedCache[tuple[bytes, _Section]] = BoundedCache(2)
-"""Sections taken apart, by the identity of their bytes (held in the entry, so that it is not
-reused): tokenizer_json.py shares one tokenizer.json's bytes between the change that brings it
-and the change that replaces it, whose old side is then not taken apart again."""
-
-
-def _section_of(raw: bytes) -> _Section | None:
-    """`_section(raw)`, once for the same bytes object."""
-    found = _SECTIONS.get(str(id(raw)))
-    if found is not None and found[0] is raw:
-        return found[1]
-    section = _section(raw)
-    if section is not None:
-        _SECTIONS.put(str(id(raw)), (raw, section))
-    return section
 
 
 def _section(raw: bytes) -> _Section | None:

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hubwatch.caching import BoundedCache
+from hubwatch.caching import Slot
 from hubwatch.diff.sections import arrow, changed_keys, first_upload, pair
-from hubwatch.diff.tokenizer.merges import merges_bytes_changes, merges_changes
+from hubwatch.diff.tokenizer.merges import MergesBytes, merges_bytes_changes, merges_changes
 from hubwatch.diff.tokenizer.vocabulary import added_tokens_changes, vocab_changes
 from hubwatch.formats.tokenizer import vocab_table
 from hubwatch.formats.view import RevisionView, parse_json
@@ -68,7 +68,7 @@ def _sections(old: RevisionView, new: RevisionView, path: str) -> _Sections:
     differ = [key for key in _BIG if split_b.raw[key] != split_a.raw[key]]
     merges = None
     if "merges" in differ:
-        merges = merges_bytes_changes(split_b.raw["merges"], split_a.raw["merges"], path)
+        merges = merges_bytes_changes(split_b.merges, split_a.merges, path)
     big = {  # the same bytes, or merges compared as bytes: not even parsed
         key: (split_b.load(key), split_a.load(key))
         for key in differ
@@ -129,15 +129,18 @@ def _model_changes(sections: _Sections, path: str) -> list[Change]:
 class SplitTokenizer:
     """A tokenizer.json with its two big sections (model.vocab, model.merges) kept as bytes.
 
-    Shared by every diff of the same bytes (`_SPLITS`): nothing read from it is mutated.
+    Shared by every diff of the same bytes (`SPLITS`): nothing read from it is mutated. Its
+    merges section is taken apart at most once too (`merges`).
     """
 
-    __slots__ = ("_loaded", "raw", "skeleton")
+    __slots__ = ("_loaded", "merges", "raw", "skeleton")
 
     def __init__(self, skeleton: dict[str, Any], raw: dict[str, bytes]) -> None:
         self.skeleton = skeleton
         """Everything else, parsed; model.vocab and model.merges are None in it."""
         self.raw = raw
+        self.merges = MergesBytes(raw["merges"])
+        """model.merges' bytes, taken apart at most once when compared as bytes."""
         self._loaded: dict[str, Any] = {}
 
     def load(self, key: str) -> Any:
@@ -147,20 +150,21 @@ class SplitTokenizer:
         return self._loaded[key]
 
 
-_SPLITS: BoundedCache[SplitTokenizer] = BoundedCache(2)
+SPLITS: Slot[SplitTokenizer] = Slot("tokenizer_json.splits", 2)
 """tokenizer.json files taken apart, by their content's sha256: the new side of one change is
 the old side of the next, whose vocabulary is then not parsed again."""
 
 
 def _split(view: RevisionView, path: str) -> SplitTokenizer | None:
-    """`split_tokenizer_json` of `path`'s bytes, shared by every view of the same bytes."""
+    """`split_tokenizer_json` of `path`'s bytes, shared by the views of the same memo."""
     raw = view.raw(path)
     sha = view.content_sha(path) if raw is not None else None
-    found = _SPLITS.get(sha) if sha is not None else None
+    splits = view.memo[SPLITS]
+    found = splits.get(sha) if sha is not None else None
     if found is None:
         found = split_tokenizer_json(raw)
         if found is not None and sha is not None:
-            _SPLITS.put(sha, found)
+            splits.put(sha, found)
     return found
 
 
