@@ -12,8 +12,7 @@ from hubwatch.advisories.attach import AdvisoryAttached, AdvisoryAttacher
 from hubwatch.advisories.offline import OfflineOsvService
 from hubwatch.advisories.osv import OsvService
 from hubwatch.advisories.service import AdvisoryService
-from hubwatch.diff import Differ
-from hubwatch.diff.plugins import load_differs
+from hubwatch.diff import Differ, load_differs
 from hubwatch.models import SourceKind
 from hubwatch.notify.outbox import WebhookNotifier
 from hubwatch.settings import AdvisoryServiceKind, Settings

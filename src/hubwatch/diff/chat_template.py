@@ -184,8 +184,7 @@ def template_change(
     """What an edit of one template does to the canonical conversations, as one change.
 
     `specials`: the special tokens (bos_token, eos_token…) each side's template is given;
-    `renders`: the renders already made (the views' memo), not made again.
-    """
+    `renders`: the renders already made (the views' memo), not made again."""
     label = "chat template" if name == "default" else f"{name!r} chat template"
     text_diff = _text_diff(before, after)
     conversations = list(CONVERSATIONS)

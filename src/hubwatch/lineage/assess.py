@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hubwatch.diff.sections import listing
+from hubwatch.diff import listing
 from hubwatch.lineage.fingerprint import (
     ASPECTS,
     CHAT_TEMPLATE,

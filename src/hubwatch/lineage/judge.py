@@ -12,7 +12,7 @@ from typing import Protocol
 import structlog
 
 from hubwatch.caching import BoundedCache, Memo
-from hubwatch.diff.policy import apply_policy
+from hubwatch.diff import apply_policy
 from hubwatch.errors import NotTracked, UnknownRevision
 from hubwatch.formats.card import declared_bases
 from hubwatch.formats.view import RevisionView

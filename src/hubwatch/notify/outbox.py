@@ -9,7 +9,7 @@ from typing import Any, NamedTuple, Protocol
 
 import structlog
 
-from hubwatch.diff.events import event_change
+from hubwatch.diff import event_change
 from hubwatch.models import (
     Change,
     CommitSha,
