@@ -25,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from hubwatch.advisories.attach import AdvisoryAttacher
 from hubwatch.advisories.deps import extract
 from hubwatch.advisories.offline import OfflineOsvService
 from hubwatch.logging import configure_logging
@@ -32,7 +33,6 @@ from hubwatch.models import RepoRef, SourceKind
 from hubwatch.sources.git import GitSource
 from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.sql import SqlStore
-from hubwatch.tracker.attach import AdvisoryAttacher
 from hubwatch.tracker.poll import Tracker
 from tests.support.gitrepo import CommitSpec, make_repo
 

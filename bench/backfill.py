@@ -45,10 +45,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.suppor
 from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import Engine
 
-from hubwatch.caching import forget_all
-from hubwatch.diff import DIFFERS, Differ, RevisionView, render_server
+from hubwatch.diff import DIFFERS, Differ
+from hubwatch.formats.view import RevisionView
 from hubwatch.logging import configure_logging
 from hubwatch.models import Change, RepoRef, SourceKind
+from hubwatch.sandbox import server as render_server
 from hubwatch.sources.git import GitSource
 from hubwatch.store.sql import SqlStore
 from hubwatch.tracker.poll import Tracker
@@ -239,9 +240,9 @@ def backfill(upstream: Path, work: Path, repo_id: str, db: str | None) -> tuple[
     differs = {name: d if name == "generic" else timed(name, d) for name, d in DIFFERS.items()}
     DIFFER_SECONDS.clear()
     tracker = Tracker(store, {SourceKind.GIT: source}, differs=differs)
-    # every round starts cold: no render, tokenizer, card or estimate cached by an earlier
-    # round or the warm-up, and the render worker started afresh inside the clock
-    forget_all()
+    # every round starts cold: a new tracker holds a new memo (no render, tokenizer, card or
+    # estimate kept by an earlier round or the warm-up), and the render worker starts afresh
+    # inside the clock
     render_server.SHARED.stop()
     start, cpu = time.perf_counter(), cpu_seconds()
     result = tracker.track(RepoRef(repo_id, SourceKind.GIT, str(upstream)))

@@ -21,8 +21,8 @@ from deepdiff import DeepDiff
 from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, processors
 
 from hubwatch.diff.config import diff_config
-from hubwatch.diff.tokenizer import diff_tokenizer
-from hubwatch.diff.view import RevisionView
+from hubwatch.diff.tokenizer.differ import diff_tokenizer
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import FileEntry, ReadResult, ReadStatus
 
 VOCAB_SIZE = 150_000

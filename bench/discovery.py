@@ -52,10 +52,10 @@ from hubwatch.logging import configure_logging
 from hubwatch.models import RepoRef, SourceKind
 from hubwatch.sources.hub import HubSource
 from hubwatch.store.sql import SqlStore
-from hubwatch.tracker.discovery import Discovery
 from hubwatch.tracker.poll import Tracker
 from hubwatch.tracker.snapshot import Limits, take_snapshot
-from hubwatch.tracker.work import Worker
+from hubwatch.worker.discovery import Discovery
+from hubwatch.worker.work import Worker
 from tests.support.gitrepo import CommitSpec, add_commits, git, make_repo
 from tests.support.hubsim import HubSimulator
 

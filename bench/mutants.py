@@ -111,7 +111,7 @@ MUTATIONS = (
     Mutation(
         "merges-report-swapped",
         "the merges report swaps the added and removed counts (both comparisons share it)",
-        "src/hubwatch/diff/merges.py",
+        "src/hubwatch/diff/tokenizer/merges.py",
         (
             (
                 'what = f"{len(added)} added, {len(removed)} removed"',

@@ -9,6 +9,7 @@ from pathlib import Path
 from structlog.testing import capture_logs
 from typer.testing import CliRunner
 
+from hubwatch.advisories.attach import AdvisoryAttacher, StoreChangeFeed
 from hubwatch.advisories.offline import OfflineOsvService
 from hubwatch.advisories.osv import OsvService
 from hubwatch.cli import app
@@ -16,7 +17,6 @@ from hubwatch.models import RepoRef, Severity, SourceKind, publication_id
 from hubwatch.sources.git import GitSource
 from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.sql import SqlStore
-from hubwatch.tracker.attach import AdvisoryAttacher, StoreChangeFeed
 from hubwatch.tracker.poll import Tracker
 from tests.conftest import DATA
 from tests.support.gitrepo import CommitSpec, make_repo

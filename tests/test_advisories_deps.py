@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from hubwatch.advisories.attach import AdvisoryAttacher
 from hubwatch.advisories.deps import extract, pypi_name
 from hubwatch.advisories.imports import imported_modules
 from hubwatch.advisories.offline import OfflineOsvService
 from hubwatch.models import Dependency
 from hubwatch.store.sql import SqlStore
-from hubwatch.tracker.attach import AdvisoryAttacher
 from tests.conftest import DATA
 from tests.test_store import REPO, sha, snapshot
 
@@ -51,7 +51,7 @@ def test_custom_code_that_writes_a_marker_on_import_is_analysed_not_run(
     }
     store.add_revision(REPO.repo_id, snapshot(1, files))
     service = OfflineOsvService(RECORDS if RECORDS.is_dir() else tmp_path)
-    AdvisoryAttacher(store, service).after_revision(REPO.repo_id, sha(1))
+    AdvisoryAttacher(store, service).attach(REPO.repo_id, sha(1))
     assert not marker.exists()
     deps = store.advisory_report(REPO.repo_id, sha(1)).dependencies
     assert {(d.name, d.source) for d in deps} == {

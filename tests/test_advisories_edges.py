@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from hubwatch.advisories.attach import AdvisoryAttacher
 from hubwatch.advisories.deps import extract
 from hubwatch.advisories.matching import Verdict, evaluate
 from hubwatch.advisories.offline import OfflineOsvService
@@ -30,7 +31,6 @@ from hubwatch.errors import EXIT_ADVISORIES_UNKNOWN, OfflineDatabaseError
 from hubwatch.models import AdvisoryStatus, Dependency, MatchStatus
 from hubwatch.settings import Settings
 from hubwatch.store.sql import SqlStore
-from hubwatch.tracker.attach import AdvisoryAttacher
 from tests.conftest import DATA
 from tests.support.asgi import InProcess
 from tests.support.osvsim import osv_simulator

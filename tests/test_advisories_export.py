@@ -11,13 +11,13 @@ from typing import Any
 import jsonschema
 from packaging.version import Version
 
+from hubwatch.advisories.attach import StoreChangeFeed
 from hubwatch.advisories.publish import SCHEMA_VERSION, FeedEntry, publish
 from hubwatch.models import Change, CommitSha, RepoRef, Severity, SourceKind
 from hubwatch.models.timestamps import rfc3339
 from hubwatch.sources.git import GitSource
 from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.sql import SqlStore
-from hubwatch.tracker.attach import StoreChangeFeed
 from hubwatch.tracker.poll import Tracker
 from tests.conftest import DATA
 from tests.support.gitrepo import CommitSpec, git, make_repo

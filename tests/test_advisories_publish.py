@@ -9,6 +9,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from hubwatch.advisories.changes import advisory_changes
 from hubwatch.advisories.publish import (
     SCHEMA_VERSION,
     FeedEntry,
@@ -17,7 +18,6 @@ from hubwatch.advisories.publish import (
     license_rank,
     publish,
 )
-from hubwatch.diff.advisories import advisory_changes
 from hubwatch.models import (
     AdvisoryId,
     AdvisoryMatch,

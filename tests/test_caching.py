@@ -1,8 +1,9 @@
-"""The bounded LRU every content-derived cache uses: by count, and by weight when given one."""
+"""The bounded LRU every content-derived cache uses (by count, and by weight when given one),
+and the memo that holds one per slot for its owner."""
 
 from __future__ import annotations
 
-from hubwatch.caching import BoundedCache, forget_all
+from hubwatch.caching import BoundedCache, Memo, Slot
 
 
 def test_the_least_recently_used_is_dropped_first() -> None:
@@ -32,10 +33,22 @@ def test_a_value_heavier_than_the_bound_is_not_kept() -> None:
     assert (cache.get("huge"), cache.get("small")) == (None, "s")
 
 
-def test_forget_all_empties_every_cache_and_its_weight() -> None:
+def test_clear_empties_a_cache_and_its_weight() -> None:
     cache: BoundedCache[str] = BoundedCache(10, max_weight=100)
     cache.put("a", "A", weight=100)
-    forget_all()
+    cache.clear()
     assert len(cache) == 0
     cache.put("b", "B", weight=100)  # nothing of the forgotten weight is left to push it out
     assert cache.get("b") == "B"
+
+
+PARSED: Slot[str] = Slot("parsed", 2)
+
+
+def test_a_memo_keeps_one_cache_per_slot_and_shares_nothing_with_another_memo() -> None:
+    mine, theirs = Memo(), Memo()
+    mine[PARSED].put("k", "v")
+    assert mine[PARSED] is mine[PARSED] and mine[PARSED].get("k") == "v"
+    assert theirs[PARSED].get("k") is None
+    mine.clear()
+    assert mine[PARSED].get("k") is None

@@ -7,9 +7,9 @@ from typing import Any
 
 from hubwatch.diff.chat_template import chat_template_differ
 from hubwatch.diff.plugins import load_differs
-from hubwatch.diff.render import RenderBudget, RenderLimits, render
-from hubwatch.diff.view import RevisionView
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import Severity
+from hubwatch.sandbox.render import RenderBudget, RenderLimits, render
 from hubwatch.settings import Settings
 from tests.support.revisions import BASE_CONFIG, view
 

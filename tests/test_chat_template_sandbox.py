@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from hubwatch.diff.chat_template import CONVERSATIONS, compare_templates
-from hubwatch.diff.render import RenderLimits, render
 from hubwatch.models import Severity
+from hubwatch.sandbox.render import RenderLimits, render
 from tests.support.revisions import BASE_CONFIG, view
 
 LIMITS = RenderLimits(timeout_s=4, max_output_chars=1_000_000, max_memory_bytes=512 * 1024**2)

@@ -21,7 +21,7 @@ HEAVY = (
     "hubwatch.pins",  # its scanners (YAML, TOML, shell) load only for `pins` commands
     "gguf",  # llama.cpp's package (and numpy under it): only GGUF header reads need it
     "numpy",
-    "hubwatch.parsing.gguf",
+    "hubwatch.formats.gguf",
 )
 
 # Runs the console entry point, then reports what was imported and the collector's state.

@@ -177,7 +177,7 @@ def test_a_subscription_made_in_the_cli_gets_a_signed_delivery(
     shas = fill(store)
     with WebhookReceiver() as receiver:
         sub_id, secret = add(env, REPO.repo_id, receiver.url)
-        WebhookNotifier(store).after_revision(REPO.repo_id, shas[1])
+        WebhookNotifier(store).enqueue_revision(REPO.repo_id, shas[1])
         urls = UrlPolicy(allow_http=True, allowed_networks=parse_networks(LOOPBACK))
         with httpx2.Client(timeout=5) as client:
             WebhookDeliverer(store, client, urls=urls).deliver_due()

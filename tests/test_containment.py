@@ -47,6 +47,7 @@ from hubwatch.models import (
     RepoRef,
     RepoState,
     RepoStatus,
+    RevisionStored,
     Severity,
     Snapshot,
     SourceKind,
@@ -237,11 +238,16 @@ def test_a_crashing_hook_is_recorded_and_later_hooks_still_run(
     path, shas = upstream
     seen: list[str] = []
 
-    def crashes(_repo_id: str, sha: CommitSha) -> None:
-        if sha == shas[1]:
+    def crashes(stored: RevisionStored) -> list[Change]:
+        if stored.commit.sha == shas[1]:
             raise MemoryError("no more")
+        return []
 
-    result = track(store, source, path, after_revision=[crashes, lambda _r, s: seen.append(s)])
+    def sees(stored: RevisionStored) -> list[Change]:
+        seen.append(stored.commit.sha)
+        return []
+
+    result = track(store, source, path, after_revision=[crashes, sees])
     change = assert_good_bad_good(store, result, shas)
     assert seen == shas
     assert change.summary.startswith("after_revision hook ")

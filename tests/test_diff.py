@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from hubwatch.caching import forget_all
+from hubwatch.caching import Memo
 from hubwatch.diff import DIFFERS, diff_revisions
 from hubwatch.diff.events import event_change
-from hubwatch.diff.tokenizer_json import split_tokenizer_json
-from hubwatch.diff.view import RevisionView
+from hubwatch.diff.tokenizer.tokenizer_json import split_tokenizer_json
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, EventKind, RepoEvent, Severity
 from tests.support.revisions import BASE_CONFIG, Weights, view
 
@@ -379,7 +379,7 @@ def test_a_tokenizer_json_in_two_diffs_reports_as_from_cold() -> None:
         ({"b": 0, "a": 1, "c": 2, "ab": 3}, ["ab c", "c d"]),
     ]
 
-    def views() -> list[RevisionView]:
+    def views(memo: Memo) -> list[RevisionView]:
         return [
             view(
                 {
@@ -387,17 +387,16 @@ def test_a_tokenizer_json_in_two_diffs_reports_as_from_cold() -> None:
                         **tokenizer_json(v),
                         "model": {"type": "BPE", "vocab": v, "merges": m},
                     }
-                }
+                },
+                memo=memo,
             )
             for v, m in sides
         ]
 
-    forget_all()
-    first = views()
+    first = views(Memo())  # one memo: the second diff takes the shared side from it
     assert DIFFERS["tokenizer"](first[0], first[1])
     warm = DIFFERS["tokenizer"](first[1], first[2])
-    forget_all()
-    cold = DIFFERS["tokenizer"](*views()[1:])
+    cold = DIFFERS["tokenizer"](*views(Memo())[1:])
     assert warm == cold
     assert [c.kind for c in cold] == ["tokenizer.vocab", "tokenizer.merges"]
 

@@ -9,8 +9,8 @@ import pytest
 
 from hubwatch.diff import diff_revisions
 from hubwatch.diff.generic import claimants
-from hubwatch.diff.gguf_template import special_tokens
-from hubwatch.diff.gguf_tensors import pattern
+from hubwatch.diff.gguf.template import special_tokens
+from hubwatch.diff.gguf.tensors import pattern
 from hubwatch.models import Change, Severity
 from hubwatch.models.gguf import GGUFHeader, GGUFTensor
 from tests.support.gguf_views import (

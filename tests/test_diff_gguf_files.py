@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hubwatch.diff import DIFFERS, diff_revisions
-from hubwatch.diff.gguf_template import diff_gguf_chat_template
+from hubwatch.diff.gguf.template import diff_gguf_chat_template
 from hubwatch.diff.plugins import load_differs
-from hubwatch.diff.view import RevisionView
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, Severity
 from hubwatch.models.gguf import GGUFHeader
 from hubwatch.settings import Settings

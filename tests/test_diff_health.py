@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from hubwatch.caching import forget_all
+from hubwatch.caching import Memo
 from hubwatch.diff import DIFFERS
 from hubwatch.diff.health import diff_health
 from hubwatch.diff.health_tokens import tokenizer_problems
-from hubwatch.diff.view import RevisionView
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import ContentSha, ReadStatus, Severity, StoredFile
 from tests.support.revisions import BASE_CONFIG, Weights, view
 
@@ -178,10 +178,10 @@ def test_health_is_a_registered_differ() -> None:
     assert DIFFERS["health"] is diff_health
 
 
-# -- tokenizer.json judged once per content (health_tokens._TOKENIZERS) ------------------------
+# -- tokenizer.json judged once per content (health_tokens.TOKENIZERS) -------------------------
 
 
-def stored(files: dict[str, Any], blobs: dict[str, bytes]) -> RevisionView:
+def stored(files: dict[str, Any], blobs: dict[str, bytes], memo: Memo) -> RevisionView:
     """`files` as a stored revision reads them: contents by sha256, loaded from `blobs`."""
     fresh = view(files)  # contents only: every file has bytes
     rows = []
@@ -207,7 +207,7 @@ def stored(files: dict[str, Any], blobs: dict[str, bytes]) -> RevisionView:
     def load(sha: ContentSha) -> bytes:
         return blobs[sha]  # a KeyError: a blob missing from the store
 
-    return RevisionView.of_stored(rows, None, load)
+    return RevisionView.of_stored(rows, None, load, memo=memo)
 
 
 SMALL = {f"t{i}": i for i in range(4)}
@@ -215,20 +215,21 @@ SMALL = {f"t{i}": i for i in range(4)}
 
 
 def test_a_stored_tokenizer_is_judged_as_the_same_bytes_read_afresh() -> None:
-    forget_all()
+    memo = Memo()
     files = {"config.json": cfg(eos_token_id=6), "tokenizer.json": tok(SMALL)}
-    afresh = tokenizer_problems(view(files))
+    afresh = tokenizer_problems(view(files, memo=memo))
     assert afresh and "not in the tokenizer's vocabulary" in afresh[0]
-    assert tokenizer_problems(stored(files, {})) == afresh  # judged by the store's sha
-    forget_all()
-    assert tokenizer_problems(stored(files, {})) == afresh  # and from cold
+    assert tokenizer_problems(stored(files, {}, memo)) == afresh  # judged by the store's sha
+    assert tokenizer_problems(stored(files, {}, Memo())) == afresh  # and from cold
 
 
 def test_a_changed_tokenizer_is_judged_again() -> None:
-    forget_all()
+    memo = Memo()
     config = cfg(eos_token_id=6)
-    assert tokenizer_problems(view({"config.json": config, "tokenizer.json": tok(VOCAB)})) == []
-    problems = tokenizer_problems(view({"config.json": config, "tokenizer.json": tok(SMALL)}))
+    before = view({"config.json": config, "tokenizer.json": tok(VOCAB)}, memo=memo)
+    assert tokenizer_problems(before) == []
+    after = view({"config.json": config, "tokenizer.json": tok(SMALL)}, memo=memo)
+    problems = tokenizer_problems(after)
     assert problems == [
         "eos_token_id 6 in config.json is not in the tokenizer's vocabulary (4 tokens)"
     ]
@@ -236,17 +237,16 @@ def test_a_changed_tokenizer_is_judged_again() -> None:
 
 def test_a_tokenizer_missing_from_the_store_is_not_judged_by_its_sha() -> None:
     """A blob the store lost reads as no tokenizer.json, even once those bytes were judged."""
-    forget_all()
+    memo = Memo()
     files = {"config.json": cfg(eos_token_id=6), "tokenizer.json": tok(SMALL)}
-    assert tokenizer_problems(view(files))  # judged and cached
+    assert tokenizer_problems(view(files, memo=memo))  # judged and kept in the memo
     blobs: dict[str, bytes] = {}
-    lost = stored(files, blobs)
+    lost = stored(files, blobs, memo)
     blobs.pop(hashlib.sha256(view(files).raw("tokenizer.json") or b"").hexdigest())
     assert tokenizer_problems(lost) == []
 
 
 def test_a_vocabulary_with_a_value_that_is_not_an_id_keeps_only_the_ids() -> None:
-    forget_all()
     odd = {"t0": 0, "t1": True, "t2": 2.0, "t3": 3}  # JSON true and 2.0 are not token ids
     config = cfg(eos_token_id=1, bos_token_id=3)
     problems = tokenizer_problems(view({"config.json": config, "tokenizer.json": tok(odd)}))

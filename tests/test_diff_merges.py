@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from hubwatch.diff.merges import merges_bytes_changes, merges_changes
-from hubwatch.diff.vocabulary import vocab_changes
+from hubwatch.diff.tokenizer.merges import merges_bytes_changes, merges_changes
+from hubwatch.diff.tokenizer.vocabulary import vocab_changes
 from hubwatch.models import Change, Severity
 
 PATH = "tokenizer.json"

@@ -10,7 +10,7 @@ import pytest
 
 from hubwatch.diff import DIFFERS, diff_revisions
 from hubwatch.diff.mistral import diff_mistral
-from hubwatch.diff.view import RevisionView
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import ContentSha, FileEntry, ReadResult, ReadStatus, Severity
 from hubwatch.tracker.select import is_safetensors, is_tracked_content
 from tests.support.revisions import BASE_CONFIG, view

@@ -17,9 +17,9 @@ from hubwatch.sources.base import Modified
 from hubwatch.sources.git import GitSource
 from hubwatch.sources.hub import HubSource
 from hubwatch.store.sql import SqlStore
-from hubwatch.tracker.discovery import Discovery
 from hubwatch.tracker.poll import Tracker
-from hubwatch.tracker.work import Worker
+from hubwatch.worker.discovery import Discovery
+from hubwatch.worker.work import Worker
 from tests.support.gitrepo import CommitSpec, add_commits, make_repo
 from tests.support.hubsim import HubSimulator
 

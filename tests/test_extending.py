@@ -14,6 +14,7 @@ from typing import ClassVar
 
 import pytest
 
+from hubwatch.advisories.attach import AdvisoryAttacher
 from hubwatch.advisories.service import AdvisoryService
 from hubwatch.errors import EntryNotFound, RevisionNotFound
 from hubwatch.models import (
@@ -34,7 +35,6 @@ from hubwatch.models import (
 from hubwatch.sources.base import RevisionSource
 from hubwatch.store.known import KnownContent
 from hubwatch.store.sql import SqlStore
-from hubwatch.tracker.attach import AdvisoryAttacher
 from hubwatch.tracker.poll import Tracker
 from hubwatch.tracker.snapshot import Limits, take_snapshot
 

@@ -13,9 +13,9 @@ from hubwatch.models import RepoRef, SourceKind
 from hubwatch.sources.hub import HubSource
 from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.sql import SqlStore
-from hubwatch.tracker.discovery import Discovery
 from hubwatch.tracker.poll import Tracker
-from hubwatch.tracker.work import Worker
+from hubwatch.worker.discovery import Discovery
+from hubwatch.worker.work import Worker
 from tests.support.gitrepo import CommitSpec, add_commits, make_repo, safetensors_bytes
 from tests.support.hubsim import FaultPlan, HubSimulator
 

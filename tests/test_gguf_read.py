@@ -13,15 +13,15 @@ import pytest
 from gguf import GGMLQuantizationType as Q
 from gguf import GGUFValueType as V
 
-from hubwatch.diff.view import RevisionView
 from hubwatch.estimator import estimate_json
+from hubwatch.formats.gguf import header_bytes, parse_header, to_header
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import ReadStatus, RepoRef, SourceKind, StoredFile
-from hubwatch.parsing.gguf import parse_header
 from hubwatch.sources.git import GitSource
 from hubwatch.sources.hub import HubSource
 from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.sql import SqlStore
-from hubwatch.tracker.gguf import CHUNK, header_bytes, to_header
+from hubwatch.tracker.headers import CHUNK
 from hubwatch.tracker.poll import Tracker
 from hubwatch.tracker.snapshot import Limits
 from tests.support.gguf_files import (

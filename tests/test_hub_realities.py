@@ -25,8 +25,8 @@ from hubwatch.settings import Settings
 from hubwatch.sources.hub import HubSource
 from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.sql import SqlStore
-from hubwatch.tracker.discovery import Discovery
 from hubwatch.tracker.poll import Tracker
+from hubwatch.worker.discovery import Discovery
 from tests.support.asgi import InProcess
 from tests.support.gitrepo import CommitSpec, add_commits, make_repo, safetensors_bytes
 from tests.support.hubsim import HubSimulator

@@ -15,6 +15,7 @@ from standardwebhooks import Webhook
 from typer.testing import CliRunner
 
 from hubwatch.cli import app
+from hubwatch.lineage.judge import LineageJudge, LineageResult
 from hubwatch.models import RepoRef, Snapshot, SourceKind
 from hubwatch.models.lineage import LineageStatus, Relation
 from hubwatch.notify.delivery import DeliveryRetry, WebhookDeliverer
@@ -26,7 +27,6 @@ from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.base import Store
 from hubwatch.store.sql import SqlStore
 from hubwatch.tracker.bases import track_bases
-from hubwatch.tracker.lineage import LineageJudge, LineageResult
 from hubwatch.tracker.poll import Tracker
 from tests.support.gitrepo import CommitSpec, add_commits, make_repo
 from tests.support.hubsim import HubSimulator

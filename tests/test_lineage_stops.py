@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from hubwatch.diff.fingerprint import end_of_generation, fingerprint
-from hubwatch.diff.view import RevisionView
+from hubwatch.formats.view import RevisionView
+from hubwatch.lineage.fingerprint import end_of_generation, fingerprint
 from hubwatch.models import FileEntry, ReadResult, ReadStatus
 from hubwatch.models.gguf import GGUFHeader
 from tests.support.revisions import view

@@ -11,21 +11,21 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hubwatch.diff.fingerprint import Fingerprint, fingerprint, token_digest
-from hubwatch.diff.lineage import (
+from hubwatch.formats.card import declared_bases
+from hubwatch.formats.view import RevisionView
+from hubwatch.lineage.assess import (
     assess,
     concerns,
     derivatives_stale_change,
     missed_of,
     stale_change,
 )
-from hubwatch.diff.view import RevisionView
+from hubwatch.lineage.fingerprint import Fingerprint, fingerprint, token_digest
+from hubwatch.lineage.judge import staler
 from hubwatch.models import Change, CommitSha, FileEntry, ReadResult, ReadStatus, Severity
 from hubwatch.models.gguf import GGUFHeader
 from hubwatch.models.lineage import Lineage, LineageStatus, Relation
 from hubwatch.models.repo import validate_repo_id
-from hubwatch.tracker.card import declared_bases
-from hubwatch.tracker.lineage import staler
 from tests.support.lineage import NEW_TEMPLATE, OLD_TEMPLATE, VOCAB, model_files
 from tests.support.revisions import view
 

@@ -15,10 +15,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hubwatch.advisories.deps import extract
-from hubwatch.caching import forget_all
-from hubwatch.diff.view import RevisionView
+from hubwatch.caching import Memo
 from hubwatch.errors import HubwatchError, UnsafeContent
 from hubwatch.estimator import estimate_json
+from hubwatch.formats.card import parse_front_matter
+from hubwatch.formats.json import MAX_DEPTH, MAX_INT_DIGITS, loads_bounded
+from hubwatch.formats.safetensors import MAX_TENSORS, check_header
+from hubwatch.formats.view import RevisionView
+from hubwatch.formats.yaml import (
+    MAX_ALIAS_BYTES,
+    MAX_ALIAS_NODES,
+    MAX_FRONT_MATTER_BYTES,
+    load_front_matter,
+)
 from hubwatch.models import (
     CommitSha,
     ContentSha,
@@ -28,15 +37,6 @@ from hubwatch.models import (
     RepoRef,
     StoredFile,
 )
-from hubwatch.parsing.json import MAX_DEPTH, MAX_INT_DIGITS, loads_bounded
-from hubwatch.parsing.yaml import (
-    MAX_ALIAS_BYTES,
-    MAX_ALIAS_NODES,
-    MAX_FRONT_MATTER_BYTES,
-    load_front_matter,
-)
-from hubwatch.tracker.card import parse_front_matter
-from hubwatch.tracker.safetensors import MAX_TENSORS, check_header
 from hubwatch.tracker.snapshot import Limits, take_snapshot
 from tests.support.gitrepo import safetensors_bytes
 from tests.test_extending import DictSource, MemoryKnownContent
@@ -480,12 +480,12 @@ ENCODED = {
 def test_a_snapshot_judges_json_as_its_text_parses_however_its_bytes_were_parsed() -> None:
     """The bytes of UTF-8 JSON are parsed once for the snapshot and its differs; JSON that the
     bytes and the text parse differently (a BOM, UTF-16) is judged as its text parses."""
-    forget_all()
+    memo = Memo()
     source = DictSource([ENCODED])
     commit = source.list_commits(RepoRef("toy/encoded"))[0]
     for _ in range(2):  # cold, then with every parse shared
         snapshot = take_snapshot(
-            source, RepoRef("toy/encoded"), commit, MemoryKnownContent(), Limits()
+            source, RepoRef("toy/encoded"), commit, MemoryKnownContent(), Limits(), memo=memo
         )
         reasons = {path: (read.status, read.error) for path, read in snapshot.contents.items()}
         assert reasons == {
@@ -505,7 +505,7 @@ def test_a_snapshot_judges_json_as_its_text_parses_however_its_bytes_were_parsed
                 "special_tokens_map.json: NaN or Infinity is not JSON",
             ),
         }
-        view = RevisionView.of_snapshot(snapshot)
+        view = RevisionView.of_snapshot(snapshot, memo=memo)
         assert view.json("config.json") == {"model_type": "llama"}  # as json.loads reads bytes
         assert view.json("tokenizer_config.json") == {"a": 1}
         assert view.json("generation_config.json") == {
@@ -516,19 +516,20 @@ def test_a_snapshot_judges_json_as_its_text_parses_however_its_bytes_were_parsed
 
 
 def test_views_of_the_same_content_share_one_parse_and_other_content_is_parsed() -> None:
-    forget_all()
+    memo = Memo()
 
     def stored(data: bytes) -> RevisionView:
         sha = ContentSha(hashlib.sha256(data).hexdigest())
         row = StoredFile(
             "config.json", len(data), "b", None, sha, ReadStatus.STORED, None, None, None, None
         )
-        return RevisionView.of_stored([row], None, {sha: data}.__getitem__)
+        return RevisionView.of_stored([row], None, {sha: data}.__getitem__, memo=memo)
 
     one, other = b'{"a": [1, 2]}', b'{"a": [1, 3]}'
     fresh = RevisionView(
         [FileEntry("config.json", len(one), "b")],
         {"config.json": ReadResult(ReadStatus.STORED, data=one)},
+        memo=memo,
     )
     assert fresh.json("config.json") == {"a": [1, 2]}
     assert stored(one).json("config.json") is fresh.json("config.json")  # parsed once

@@ -1,4 +1,4 @@
-"""parsing/gguf.py: real headers of each family, lies refused with their reason, NeedMore bounds."""
+"""formats/gguf.py: real headers of each family, lies refused with their reason, NeedMore bounds."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hubwatch.errors import UnsafeContent
-from hubwatch.parsing.gguf import HeaderLimits, NeedMore, parse_header
+from hubwatch.formats.gguf import HeaderLimits, NeedMore, parse_header
 from tests.support.gguf_files import (
     CHATML_TEMPLATE,
     GEMMA_TEMPLATE,

@@ -8,8 +8,8 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from hubwatch.diff.render import RenderLimits, render
-from hubwatch.diff.render_server import WORKER, ForkingRenderWorker, RenderTimeout
+from hubwatch.sandbox.render import RenderLimits, render
+from hubwatch.sandbox.server import WORKER, ForkingRenderWorker, RenderTimeout
 
 LIMITS = RenderLimits(timeout_s=4, max_output_chars=10_000, max_memory_bytes=512 * 1024**2)
 SPIN = "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}"

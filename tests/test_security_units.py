@@ -154,7 +154,7 @@ def test_git_reads_the_scoped_header_from_the_environment(tmp_path: Path) -> Non
     assert other.stdout == ""
 
 
-WORKER = Path(__file__).resolve().parents[1] / "src/hubwatch/diff/render_worker.py"
+WORKER = Path(__file__).resolve().parents[1] / "src/hubwatch/sandbox/render_worker.py"
 
 
 def test_render_worker_confinement_binds_even_as_root() -> None:

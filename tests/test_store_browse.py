@@ -81,29 +81,22 @@ def test_repo_state_alone(filled: SqlStore) -> None:
         filled.repo_state("org/none")
 
 
-def test_change_counts_by_severity(filled: SqlStore) -> None:
-    counts = filled.change_counts(REPO.repo_id)
-    assert (counts[Severity.BREAKING], counts[Severity.BEHAVIOR], counts[Severity.INFO]) == (
-        1,
-        1,
-        1,
-    )
-    after = filled.change_counts(REPO.repo_id, after=sha(2))
-    assert sum(after.values()) == 1
-    recent = filled.change_counts(REPO.repo_id, since=datetime.now(UTC) - timedelta(hours=36))
-    assert sum(recent.values()) == 1  # only the newest revision is that recent
+def test_counts_take_the_changes_after_a_pin_or_since_a_date(filled: SqlStore) -> None:
+    assert filled.count_changes(REPO.repo_id) == (3, 1)  # breaking, behavior, info
+    assert filled.count_changes(REPO.repo_id, after=sha(2))[0] == 1
+    since = datetime.now(UTC) - timedelta(hours=36)
+    assert filled.count_changes(REPO.repo_id, since=since)[0] == 1  # only the newest revision
     with pytest.raises(UnknownRevision):
-        filled.change_counts(REPO.repo_id, after=CommitSha("f" * 40))
+        filled.count_changes(REPO.repo_id, after=CommitSha("f" * 40))
 
 
-def test_change_counts_include_replaced_changes_and_only_this_repos(filled: SqlStore) -> None:
+def test_counts_include_replaced_changes_and_only_this_repos(filled: SqlStore) -> None:
     breaking = Change("advisories.changed", Severity.BREAKING, "a new advisory", None)
     filled.replace_changes(REPO.repo_id, sha(3), "advisories.changed", [breaking])
-    after = filled.change_counts(REPO.repo_id, after=sha(2))
-    assert (after[Severity.BREAKING], sum(after.values())) == (1, 2)
-    recent = filled.change_counts(REPO.repo_id, since=datetime.now(UTC) - timedelta(hours=36))
-    assert recent[Severity.BREAKING] == 1
-    assert sum(filled.change_counts(OTHER.repo_id).values()) == 0
+    assert filled.count_changes(REPO.repo_id, after=sha(2)) == (2, 1)
+    since = datetime.now(UTC) - timedelta(hours=36)
+    assert filled.count_changes(REPO.repo_id, since=since)[1] == 1
+    assert filled.count_changes(OTHER.repo_id) == (0, 0)
 
 
 def test_count_changes_all_and_breaking(filled: SqlStore) -> None:
@@ -317,10 +310,10 @@ def test_migration_0008_gives_stored_changes_their_repo_and_date(db_url: str) ->
     store = SqlStore(db_url)
     store.start()
     try:
-        assert store.change_counts("org/old", after=sha(1))[Severity.BREAKING] == 1
+        assert store.count_changes("org/old", after=sha(1))[1] == 1
         since = datetime(2026, 3, 1, tzinfo=UTC)
-        assert store.change_counts("org/old", since=since)[Severity.BREAKING] == 1
-        assert store.change_counts("org/old")[Severity.BREAKING] == 2
+        assert store.count_changes("org/old", since=since)[1] == 1
+        assert store.count_changes("org/old")[1] == 2
     finally:
         store.close()
 
@@ -415,11 +408,10 @@ def test_counts_since_a_pin_add_tallies_of_later_blocks(db_url: str) -> None:
         assert counts("org/old", after=sha(1500)) == (5, 3)
         assert counts("org/old", after=sha(3000)) == (2, 1)
         for pin in (1, 2, 1500, 3000):
-            every = store.change_counts("org/old", after=sha(pin))
-            assert counts("org/old", after=sha(pin)) == (
-                sum(every.values()),
-                every[Severity.BREAKING],
-            )
+            # the same as walking the stored changes after the pin
+            every = [c for r in store.changes("org/old", since=sha(pin)) for c in r.changes]
+            breaking = sum(c.severity is Severity.BREAKING for c in every)
+            assert counts("org/old", after=sha(pin)) == (len(every), breaking)
         store.remove_repo("org/old")
         store.add_repo(REPO)
         assert counts(REPO.repo_id) == (0, 0)

@@ -60,8 +60,8 @@ def test_receiver_failing_first_deliveries_gets_every_event_once_verified(
         shas = fill(store)
         notifier = WebhookNotifier(store)
         for n in shas:
-            notifier.after_revision(REPO.repo_id, n)
-        notifier.after_revision(REPO.repo_id, shas[2])  # a second enqueue adds nothing
+            notifier.enqueue_revision(REPO.repo_id, n)
+        notifier.enqueue_revision(REPO.repo_id, shas[2])  # a second enqueue adds nothing
         with httpx2.Client(timeout=5) as client:
             deliverer = WebhookDeliverer(store, client, DeliveryRetry(base_s=0.01), LOOPBACK)
             deliver_until(deliverer, lambda: len(receiver.accepted()) >= 2)
@@ -105,7 +105,7 @@ def test_filters_by_kind_and_severity(store: SqlStore) -> None:
         shas = fill(store)
         notifier = WebhookNotifier(store)
         for n in shas:
-            notifier.after_revision(REPO.repo_id, n)
+            notifier.enqueue_revision(REPO.repo_id, n)
         with httpx2.Client(timeout=5) as client:
             WebhookDeliverer(store, client, urls=LOOPBACK).deliver_due()
         [payload] = verified(secret, receiver.accepted())
@@ -145,7 +145,7 @@ def test_each_attempt_is_counted_by_its_outcome(store: SqlStore) -> None:
             receiver.url, new_secret(), repo_id=None, org=None, kinds=[], min_severity=None
         )
         shas = fill(store)
-        WebhookNotifier(store).after_revision(REPO.repo_id, shas[1])
+        WebhookNotifier(store).enqueue_revision(REPO.repo_id, shas[1])
         with httpx2.Client(timeout=5) as client:
             deliverer = WebhookDeliverer(store, client, DeliveryRetry(base_s=0.01), LOOPBACK)
             deliver_until(deliverer, lambda: len(receiver.accepted()) >= 1)
@@ -160,7 +160,7 @@ def test_persistent_failure_disables_the_subscription(store: SqlStore) -> None:
             receiver.url, new_secret(), repo_id=None, org=None, kinds=[], min_severity=None
         )
         shas = fill(store)
-        WebhookNotifier(store).after_revision(REPO.repo_id, shas[1])
+        WebhookNotifier(store).enqueue_revision(REPO.repo_id, shas[1])
         clock = [datetime.now(UTC)]
         with httpx2.Client(timeout=5) as client:
             deliverer = WebhookDeliverer(
@@ -205,7 +205,7 @@ def test_a_removed_subscription_takes_its_outbox_with_it(store: SqlStore) -> Non
         kinds=[],
         min_severity=None,
     )
-    WebhookNotifier(store).after_revision(REPO.repo_id, shas[1])
+    WebhookNotifier(store).enqueue_revision(REPO.repo_id, shas[1])
     assert len(store.due_messages(datetime.now(UTC))) == 1
     store.remove_subscription(sub.id)
     assert store.due_messages(datetime.now(UTC)) == []

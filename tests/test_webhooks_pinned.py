@@ -45,7 +45,7 @@ def deliver_once(
     sub = store.add_subscription(
         url, new_secret(), repo_id=None, org=None, kinds=[], min_severity=None
     )
-    WebhookNotifier(store).after_revision(REPO.repo_id, fill(store)[1])
+    WebhookNotifier(store).enqueue_revision(REPO.repo_id, fill(store)[1])
     WebhookDeliverer(store, client, urls=urls).deliver_due()
     return store.deliveries(sub.id)
 
@@ -172,7 +172,7 @@ def test_a_kept_alive_https_connection_is_not_reused_for_another_host_name(
         )
         for host in ("hook.test", "other.test")
     )
-    WebhookNotifier(store).after_revision(REPO.repo_id, fill(store)[1])
+    WebhookNotifier(store).enqueue_revision(REPO.repo_id, fill(store)[1])
     assert WebhookDeliverer(store, trusting_client, urls=policy).deliver_due() == 1
     assert store.deliveries(good.id)[0].error is None
     assert "CERTIFICATE_VERIFY_FAILED" in (store.deliveries(bad.id)[0].error or "")

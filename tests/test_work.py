@@ -15,9 +15,9 @@ from prometheus_client import REGISTRY
 from hubwatch.models import CommitInfo, RepoRef, SourceKind
 from hubwatch.sources.git import GitSource
 from hubwatch.store.sql import SqlStore
-from hubwatch.tracker.discovery import Discovery
 from hubwatch.tracker.poll import Tracker
-from hubwatch.tracker.work import Worker
+from hubwatch.worker.discovery import Discovery
+from hubwatch.worker.work import Worker
 from tests.support.gitrepo import CommitSpec, make_repo
 
 

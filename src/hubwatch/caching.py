@@ -1,22 +1,15 @@
-"""A small thread-safe least-recently-used cache, for results derived from content by its hash
-(parsed files, renders, estimates, the imports of custom code)."""
+"""Results derived from content by its hash (parsed files, renders, estimates, the imports of
+custom code), kept in small thread-safe least-recently-used caches by the object whose work they
+spare: no cache lives at module level."""
 
 from __future__ import annotations
 
 import threading
-import weakref
 from collections import OrderedDict
-from typing import Any, Generic, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar, cast
 
 V = TypeVar("V")
-
-_ALL: weakref.WeakSet[BoundedCache[Any]] = weakref.WeakSet()
-
-
-def forget_all() -> None:
-    """Empty every cache of the process (a benchmark's rounds start cold)."""
-    for each in list(_ALL):
-        each.clear()
 
 
 class BoundedCache(Generic[V]):
@@ -33,7 +26,6 @@ class BoundedCache(Generic[V]):
         self._weights: dict[str, int] = {}
         self._weight = 0
         self._lock = threading.Lock()
-        _ALL.add(self)
 
     def __len__(self) -> int:
         return len(self._items)
@@ -66,3 +58,40 @@ class BoundedCache(Generic[V]):
             self._items.clear()
             self._weights.clear()
             self._weight = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Slot(Generic[V]):
+    """One kind of value a `Memo` keeps, and how many (or how much) of it."""
+
+    name: str
+    size: int
+    max_weight: int | None = None
+
+
+class Memo:
+    """Values derived from content, one `BoundedCache` per `Slot`, held by whoever makes the
+    views and snapshots that share them (a tracker's pipeline, a comparison): in a backfill each
+    revision reads the files of the one before, which are then not parsed again.
+
+    Values are shared by everything given this memo: only immutable ones (or ones nobody
+    mutates) go in."""
+
+    __slots__ = ("_caches", "_lock")
+
+    def __init__(self) -> None:
+        self._caches: dict[str, BoundedCache[Any]] = {}
+        self._lock = threading.Lock()
+
+    def __getitem__(self, slot: Slot[V]) -> BoundedCache[V]:
+        cache = self._caches.get(slot.name)
+        if cache is None:
+            with self._lock:
+                cache = self._caches.setdefault(slot.name, BoundedCache(slot.size, slot.max_weight))
+        return cast(BoundedCache[V], cache)
+
+    def clear(self) -> None:
+        """Forget everything (a benchmark's rounds start cold)."""
+        with self._lock:
+            for cache in self._caches.values():
+                cache.clear()

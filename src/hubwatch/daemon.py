@@ -3,7 +3,7 @@
 Jobs of one worker process:
 
 - `work`, every `work_tick_s`: change discovery when it is due and no other worker runs it,
-  then poll the woken repos one by one under a lease (`hubwatch.tracker.work.Worker`);
+  then poll the woken repos one by one under a lease (`hubwatch.worker.work.Worker`);
 - `advisories`, every `advisory_refresh_s`: refresh the advisory data and re-check every
   revision, run by one worker of many at a time;
 - any `extra_jobs` a caller passes: the hook point for webhook delivery (the notify work) and
@@ -28,8 +28,8 @@ from hubwatch import metrics
 from hubwatch.runtime import Runtime, refresh_advisories
 from hubwatch.settings import AdvisoryServiceKind
 from hubwatch.store.scheduling import ScheduleStore
-from hubwatch.tracker.discovery import Discovery
-from hubwatch.tracker.work import Worker
+from hubwatch.worker.discovery import Discovery
+from hubwatch.worker.work import Worker
 
 log = structlog.get_logger(__name__)
 

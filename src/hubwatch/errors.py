@@ -6,7 +6,6 @@ subclass inherits both unless it sets its own. The README documents the exit cod
                               exit HTTP
 HubwatchError                    1  500
 ├── InvalidRepoId                2  400  a repo id that is empty, too long or unsafe (`../x`)
-├── ConfigError                  1  500  settings that cannot work (bad database URL…)
 ├── NotTracked                   3  404  a repo the store does not know
 ├── UnknownRevision              3  404  a revision the store (or source) does not know
 ├── SourceError                  1  500  anything a RevisionSource raises
@@ -64,10 +63,6 @@ class InvalidRepoId(HubwatchError):
 
     exit_code = EXIT_USAGE
     http_status = HTTPStatus.BAD_REQUEST
-
-
-class ConfigError(HubwatchError):
-    """Settings that cannot work."""
 
 
 class NotTracked(HubwatchError):

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import assert_never
 
+from hubwatch.advisories.attach import AdvisoryAttached, AdvisoryAttacher
 from hubwatch.advisories.offline import OfflineOsvService
 from hubwatch.advisories.osv import OsvService
 from hubwatch.advisories.service import AdvisoryService
-from hubwatch.diff import Differ
-from hubwatch.diff.plugins import load_differs
+from hubwatch.diff import Differ, load_differs
 from hubwatch.models import SourceKind
 from hubwatch.notify.outbox import WebhookNotifier
 from hubwatch.settings import AdvisoryServiceKind, Settings
@@ -22,7 +22,6 @@ from hubwatch.sources.hub import HubSource
 from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.base import Store
 from hubwatch.store.sql import open_store as open_store  # beside SqlStore: CLI reads skip this
-from hubwatch.tracker.attach import AdvisoryAttached, AdvisoryAttacher
 from hubwatch.tracker.poll import Tracker
 from hubwatch.tracker.snapshot import Limits
 

@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from hubwatch.diff.view import RevisionView
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import FileEntry, ReadResult, ReadStatus
 from hubwatch.models.gguf import GGUFHeader, GGUFTensor
 

@@ -635,7 +635,7 @@ CASES: list[HostileCase] = [
         "NaN",
         f"header `invalid`: NaN or Infinity is not JSON; {PARTIAL}",
     ),
-    # GGUF files committed to git without LFS: read from the mirror by range (tracker/gguf.py)
+    # GGUF files committed to git without LFS: read from the mirror by range (tracker/headers.py)
     HostileCase(
         "gguf_tensor_count_2_40",
         _file("model-Q4_K_M.gguf", raw_gguf(n_tensors=1 << 40)),

@@ -8,7 +8,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from hubwatch.diff.view import RevisionView
+from hubwatch.caching import Memo
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import FileEntry, ReadResult, ReadStatus
 
 BASE_CONFIG: dict[str, Any] = {"architectures": ["LlamaForCausalLM"], "model_type": "llama"}
@@ -39,8 +40,11 @@ class Weights:
         )
 
 
-def view(files: dict[str, Any], card: dict[str, object] | None = None) -> RevisionView:
-    """A revision holding `files`: bytes, str, JSON values, or Weights."""
+def view(
+    files: dict[str, Any], card: dict[str, object] | None = None, memo: Memo | None = None
+) -> RevisionView:
+    """A revision holding `files`: bytes, str, JSON values, or Weights; `memo` shared with
+    other views (a fresh one if None)."""
     entries, contents, headers = [], {}, {}
     for path, value in files.items():
         if isinstance(value, Weights):
@@ -60,7 +64,7 @@ def view(files: dict[str, Any], card: dict[str, object] | None = None) -> Revisi
             data = json.dumps(value, indent=2).encode()
         entries.append(FileEntry(path, len(data), _sha1(data)))
         contents[path] = ReadResult(ReadStatus.STORED, data=data)
-    return RevisionView(entries, contents, headers, card)
+    return RevisionView(entries, contents, headers, card, memo=memo)
 
 
 def _sha1(data: bytes) -> str:

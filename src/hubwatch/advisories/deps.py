@@ -11,8 +11,8 @@ from hubwatch.advisories import requirements
 from hubwatch.advisories.imports import ImportCache, scan
 from hubwatch.advisories.matching import normalize
 from hubwatch.errors import HubwatchError, UnsafeContent
+from hubwatch.formats.json import loads_bounded
 from hubwatch.models import ContentSha, Dependency, ReadStatus, StoredFile
-from hubwatch.parsing.json import loads_bounded
 
 PYPI = "PyPI"
 CONFIG_FILES = ("config.json", "generation_config.json")

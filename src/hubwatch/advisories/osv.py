@@ -14,8 +14,8 @@ from hubwatch.advisories.matching import Verdict, dedupe, evaluate, to_match, wi
 from hubwatch.advisories.records import Record
 from hubwatch.advisories.service import AdvisoryService
 from hubwatch.errors import OsvServiceError, UnsafeContent
+from hubwatch.formats.json import loads_bounded
 from hubwatch.models import AdvisoryMatch, Dependency, MatchStatus
-from hubwatch.parsing.json import loads_bounded
 
 log = structlog.get_logger(__name__)
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from hubwatch.errors import OfflineDatabaseError, UnsafeContent
-from hubwatch.parsing.json import loads_bounded
-from hubwatch.parsing.yaml import BoundedLoader, load_bounded
+from hubwatch.formats.json import loads_bounded
+from hubwatch.formats.yaml import BoundedLoader, load_bounded
 
 Record = dict[str, Any]
 

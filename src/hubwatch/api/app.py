@@ -22,8 +22,7 @@ from hubwatch.api.routes import (
     subscriptions,
 )
 from hubwatch.api.security import GuardMiddleware, add_options_route
-from hubwatch.diff import Differ
-from hubwatch.diff.plugins import load_differs
+from hubwatch.diff import Differ, load_differs
 from hubwatch.errors import HubwatchError
 from hubwatch.models import redact_text
 from hubwatch.settings import Settings

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 from fastapi import APIRouter, HTTPException, Request
@@ -24,6 +24,7 @@ from starlette.concurrency import run_in_threadpool
 
 from hubwatch import metrics
 from hubwatch.errors import InvalidRepoId, NotTracked, UnsafeContent
+from hubwatch.formats.json import loads_bounded
 from hubwatch.models import (
     READABLE_STATES,
     CommitSha,
@@ -33,8 +34,13 @@ from hubwatch.models import (
     TrackedRepo,
     validate_repo_id,
 )
-from hubwatch.parsing.json import loads_bounded
-from hubwatch.store.base import Store
+from hubwatch.store.repos import RepoStore
+from hubwatch.store.scheduling import ScheduleStore
+
+
+class _PollNowStore(RepoStore, ScheduleStore, Protocol):
+    """What a Hub webhook touches: the repo it names, and its place in the schedule."""
+
 
 log = structlog.get_logger(__name__)
 
@@ -74,7 +80,7 @@ def push_hint(push: HubPush, tracked: TrackedRepo) -> RepoStatus | None:
     return RepoStatus(CommitSha(sha), ref.repo_id, gated=tracked.state == RepoState.GATED)
 
 
-def store_poller(store: Store) -> PollNow:
+def store_poller(store: _PollNowStore) -> PollNow:
     """A PollNow that wakes the repo in the store: the next free worker polls it."""
 
     def poll_now(repo_id: str, push: HubPush) -> bool:

@@ -7,7 +7,6 @@ pays only for what it uses (issue 15: `--help` took 1 s, 94% of it imports).
 
 from __future__ import annotations
 
-import gc
 import json
 import re
 from collections.abc import Iterator
@@ -30,6 +29,7 @@ from hubwatch.errors import EXIT_NOT_FOUND as EXIT_NOT_FOUND
 from hubwatch.errors import EXIT_UNREACHABLE as EXIT_UNREACHABLE
 from hubwatch.errors import EXIT_USAGE as EXIT_USAGE
 from hubwatch.errors import HubwatchError
+from hubwatch.gcpause import paused_gc
 from hubwatch.models import Severity, validate_repo_id
 
 if TYPE_CHECKING:
@@ -185,21 +185,14 @@ commands in process keep an ordinary heap)."""
 
 @contextmanager
 def loading() -> Iterator[None]:
-    """Imports inside run with the garbage collector paused; in the console process their objects
-    are frozen after, so no later collection (nor the one at exit) walks them again.
+    """Imports inside run with the garbage collector paused (`gcpause`); in the console process
+    their objects are frozen after, so no later collection (nor the one at exit) walks them.
 
     Importing allocates tens of thousands of long-lived objects and no garbage: each collection
     it triggers is pure cost (issue 15: ~127k tracked objects, 74 ms a full collection).
     """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc(freeze=_freeze_after_loading):
         yield
-    finally:
-        if _freeze_after_loading:
-            gc.freeze()
-        if was_enabled:
-            gc.enable()
 
 
 def freeze_after_loading() -> None:

@@ -57,7 +57,7 @@ def _changes_table(rows: Iterable[tuple[str | None, Change]]) -> Padding:
 def _explain() -> None:
     """The severity policy, one row per (kind, condition)."""
     with loading():
-        from hubwatch.diff.policy import table as policy_table
+        from hubwatch.diff import policy_table
     grid = Table("kind", "condition", "severity", "reason")
     for column in grid.columns:
         column.overflow = "fold"
@@ -109,7 +109,7 @@ def changes(
     if repo_id is None:
         raise typer.BadParameter("ORG/NAME is needed (or --explain)", param_hint="ORG/NAME")
     with loading():
-        from hubwatch.diff.events import event_change
+        from hubwatch.diff import event_change
     with stored(repo_id) as store:
         recorded = store.changes(repo_id, since=since, min_severity=severity)
         start = store.revision(repo_id, since).date if since else None
@@ -147,7 +147,7 @@ def diff(
 ) -> None:
     """Compare any two stored revisions (not only neighbours) and show what changed."""
     with loading():
-        from hubwatch.diff.plugins import load_differs
+        from hubwatch.diff import load_differs
         from hubwatch.tracker.compare import diff_stored
     with stored(repo_id) as store:
         a, b = store.revision(repo_id, rev_a), store.revision(repo_id, rev_b)

@@ -112,7 +112,7 @@ def estimate(
         from hubwatch.estimator import CannotEstimate, Job, Run, estimate_json, size
         from hubwatch.estimator import lora_targets as parse_targets
         from hubwatch.estimator.gguf import estimate_headers
-        from hubwatch.parsing.json import loads_bounded
+        from hubwatch.formats.json import loads_bounded
     with exit_on_error():
         loaded = _load(target, config)
     ggufs = estimate_headers(loaded.gguf_paths, loaded.gguf_headers, kv_cache)

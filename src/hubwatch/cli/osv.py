@@ -142,8 +142,8 @@ def export_records(
     """Write every published change (behavior or above) as an OSV record, one file per record."""
     cfg = settings()
     with loading():
+        from hubwatch.advisories.attach import StoreChangeFeed
         from hubwatch.advisories.publish import export, publish
-        from hubwatch.tracker.attach import StoreChangeFeed
     with stored() as store:
         records = publish(StoreChangeFeed(store, cfg.hf_endpoint).changes(), store)
     written = export(records, directory)

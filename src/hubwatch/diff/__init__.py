@@ -1,4 +1,5 @@
-"""Semantic diffs between two revisions: one differ per kind of file, all in one registry.
+"""Semantic diffs between two revisions: one differ per kind of file, all in one registry, and
+the one severity policy that has the last word on every change.
 
 A differ is a plain callable `(old, new) -> list[Change]` over two read-only `RevisionView`s.
 The built-ins register in `DIFFERS` exactly as an extension would:
@@ -7,103 +8,31 @@ The built-ins register in `DIFFERS` exactly as an extension would:
     DIFFERS["my_kind"] = my_differ
 
 Installed packages add differs through the `hubwatch.differs` entry-point group, which
-`hubwatch.diff.plugins.load_differs()` reads.
+`load_differs()` reads. Outside this package, import from here only: what `__all__` names is
+the package's surface (an import-linter contract keeps it so).
 """
 
-from __future__ import annotations
+from hubwatch.diff.events import event_change
+from hubwatch.diff.plugins import load_differs
+from hubwatch.diff.policy import RULES, Rule, apply_policy, severity_of
+from hubwatch.diff.policy import markdown as policy_markdown
+from hubwatch.diff.policy import table as policy_table
+from hubwatch.diff.registry import DIFFERS, Differ, diff_revisions
+from hubwatch.diff.sections import listing
+from hubwatch.formats.view import RevisionView
 
-from collections.abc import Callable, Mapping
-
-import structlog
-
-from hubwatch.diff.chat_template import diff_chat_template
-from hubwatch.diff.config import diff_config
-from hubwatch.diff.estimate import diff_estimate
-from hubwatch.diff.files import diff_card, diff_code, diff_files
-from hubwatch.diff.generation import diff_generation
-from hubwatch.diff.generic import diff_generic
-from hubwatch.diff.gguf_files import diff_gguf_files
-from hubwatch.diff.gguf_metadata import diff_gguf_context, diff_gguf_metadata
-from hubwatch.diff.gguf_template import diff_gguf_chat_template
-from hubwatch.diff.gguf_tensors import diff_gguf_quantization, diff_gguf_tensors
-from hubwatch.diff.gguf_tokens import diff_gguf_special_tokens
-from hubwatch.diff.gguf_vocabulary import diff_gguf_vocabulary
-from hubwatch.diff.health import diff_health
-from hubwatch.diff.mistral import diff_mistral
-from hubwatch.diff.policy import apply_policy
-from hubwatch.diff.tokenizer import diff_tokenizer
-from hubwatch.diff.view import RevisionView
-from hubwatch.diff.weights import diff_weights
-from hubwatch.models import Change, Severity
-
-log = structlog.get_logger(__name__)
-
-Differ = Callable[[RevisionView, RevisionView], list[Change]]
-"""Compares two revisions and returns what changed, classified."""
-
-DIFFERS: dict[str, Differ] = {}
-"""Every differ run on each new revision, by name; built-ins and extensions alike."""
-
-DIFFERS.update(
-    {
-        "files": diff_files,
-        "config": diff_config,
-        "generation": diff_generation,
-        "tokenizer": diff_tokenizer,
-        "chat_template": diff_chat_template,
-        "weights": diff_weights,
-        "code": diff_code,
-        "card": diff_card,
-        "mistral": diff_mistral,
-        "health": diff_health,
-        # GGUF models (llama.cpp's files), paired by name across the two revisions
-        "gguf_files": diff_gguf_files,
-        "gguf_chat_template": diff_gguf_chat_template,
-        "gguf_special_tokens": diff_gguf_special_tokens,
-        "gguf_vocabulary": diff_gguf_vocabulary,
-        "gguf_context": diff_gguf_context,
-        "gguf_quantization": diff_gguf_quantization,
-        "gguf_tensors": diff_gguf_tensors,
-        "gguf_metadata": diff_gguf_metadata,
-        "estimate": diff_estimate,
-        "generic": diff_generic,  # last: what the others left unsaid (diff.generic.CLAIMS)
-    }
-)
-
-__all__ = ["DIFFERS", "Differ", "RevisionView", "diff_revisions"]
-
-
-def diff_revisions(
-    old: RevisionView, new: RevisionView, differs: Mapping[str, Differ] | None = None
-) -> list[Change]:
-    """Every change from `old` to `new`, most severe first; a failing differ is recorded.
-
-    The severity policy (`hubwatch.diff.policy`) has the last word on each change's severity,
-    drops no-ops and cuts summaries to one line. The generic differ runs last and is told what the
-    others reported, so a file its owner said nothing about is still reported once
-    (`diff.generic.CLAIMS`).
-    """
-    chosen = DIFFERS if differs is None else differs
-    reported: dict[str, list[Change]] = {}
-    for name, differ in chosen.items():
-        if differ is not diff_generic:
-            reported[name] = _run(name, differ, old, new)
-    for name, differ in chosen.items():
-        if differ is diff_generic:
-            reported[name] = _run(name, lambda a, b: diff_generic(a, b, dict(reported)), old, new)
-    changes = [change for said in reported.values() for change in said]
-    return sorted(apply_policy(changes), key=lambda change: -change.severity.rank)
-
-
-def _run(name: str, differ: Differ, old: RevisionView, new: RevisionView) -> list[Change]:
-    try:
-        return differ(old, new)
-    except Exception as exc:  # untrusted input must never stop a poll
-        log.warning("differ_failed", differ=name, error=f"{type(exc).__name__}: {exc}")
-        return [
-            Change(
-                "diff.failed",
-                Severity.INFO,
-                f"The {name} differ failed: {type(exc).__name__}: {str(exc)[:200]}",
-            )
-        ]
+__all__ = [
+    "DIFFERS",
+    "RULES",
+    "Differ",
+    "RevisionView",
+    "Rule",
+    "apply_policy",
+    "diff_revisions",
+    "event_change",
+    "listing",
+    "load_differs",
+    "policy_markdown",
+    "policy_table",
+    "severity_of",
+]

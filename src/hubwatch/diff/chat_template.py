@@ -9,14 +9,22 @@ most the budget; templates left when it is spent are reported as not rendered.
 from __future__ import annotations
 
 import difflib
-import posixpath
 from collections.abc import Callable
 from typing import Any
 
-from hubwatch.diff.render import DEFAULT_BUDGET_S, RenderBudget, Rendered, RenderLimits, render
+from hubwatch.caching import BoundedCache
 from hubwatch.diff.sections import first_upload, listing, same_blob
-from hubwatch.diff.view import RevisionView
+from hubwatch.formats.tokenizer import templates
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, Severity
+from hubwatch.sandbox import (
+    DEFAULT_BUDGET_S,
+    RENDERS,
+    RenderBudget,
+    Rendered,
+    RenderLimits,
+    render,
+)
 
 _TOOLS = [
     {
@@ -75,30 +83,6 @@ THINKING = (
 )
 """Added when either template reads `enable_thinking`."""
 _SPECIAL = ("bos_token", "eos_token", "unk_token", "pad_token", "sep_token", "cls_token")
-
-
-def templates(view: RevisionView) -> dict[str, tuple[str, str]]:
-    """Every chat template of a revision: name → (path, source), later sources overriding."""
-    found: dict[str, tuple[str, str]] = {}
-    for path in ("tokenizer_config.json", "processor_config.json", "chat_template.json"):
-        data = view.json(path)
-        value = data.get("chat_template") if isinstance(data, dict) else None
-        if isinstance(value, str):
-            found["default"] = (path, value)
-        elif isinstance(value, list):  # [{"name": ..., "template": ...}, ...]
-            for item in value:
-                if isinstance(item, dict) and isinstance(item.get("template"), str):
-                    found[str(item.get("name", "default"))] = (path, item["template"])
-    for path in sorted(view.files):
-        if path == "chat_template.jinja":
-            source = view.text(path)
-            if source is not None:
-                found["default"] = (path, source)
-        elif path.startswith("additional_chat_templates/") and path.endswith(".jinja"):
-            source = view.text(path)
-            if source is not None:
-                found[posixpath.basename(path)[: -len(".jinja")]] = (path, source)
-    return found
 
 
 def _may_hold_template(path: str) -> bool:
@@ -181,7 +165,9 @@ def compare_templates(
             continue
         specials = (special_tokens(old), special_tokens(new))
         before_source = b[1] if b else None
-        changes.append(template_change(name, path, before_source, a[1], specials, limits, budget))
+        renders = new.memo[RENDERS]
+        change = template_change(name, path, before_source, a[1], specials, limits, budget, renders)
+        changes.append(change)
     return changes
 
 
@@ -193,17 +179,18 @@ def template_change(
     specials: tuple[dict[str, str], dict[str, str]],
     limits: RenderLimits,
     budget: RenderBudget,
+    renders: BoundedCache[Rendered] | None = None,
 ) -> Change:
     """What an edit of one template does to the canonical conversations, as one change.
 
-    `specials`: the special tokens (bos_token, eos_token…) each side's template is given.
-    """
+    `specials`: the special tokens (bos_token, eos_token…) each side's template is given;
+    `renders`: the renders already made (the views' memo), not made again."""
     label = "chat template" if name == "default" else f"{name!r} chat template"
     text_diff = _text_diff(before, after)
     conversations = list(CONVERSATIONS)
     if "enable_thinking" in after or "enable_thinking" in (before or ""):
         conversations += THINKING
-    now = _render(after, specials[1], conversations, limits, budget)
+    now = _render(after, specials[1], conversations, limits, budget, renders)
     if now.over_budget:
         return _not_rendered(path, label, now, text_diff)
     if now.failure:
@@ -218,7 +205,7 @@ def template_change(
             text_diff[:20_000],
         )
     was = (
-        _render(before, specials[0], conversations, limits, budget)
+        _render(before, specials[0], conversations, limits, budget, renders)
         if before is not None
         else Rendered({n: "error: no chat template" for n, _ in conversations})
     )
@@ -306,9 +293,10 @@ def _render(
     conversations: list[tuple[str, dict[str, Any]]],
     limits: RenderLimits,
     budget: RenderBudget,
+    renders: BoundedCache[Rendered] | None,
 ) -> Rendered:
     contexts = [(n, {**special, **ctx}) for n, ctx in conversations]
-    return render(template, contexts, limits, budget)
+    return render(template, contexts, limits, budget, renders)
 
 
 def _first_difference(before: str, after: str, context: int = 40) -> dict[str, Any]:

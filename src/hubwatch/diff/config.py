@@ -8,7 +8,7 @@ from typing import Any
 from deepdiff import DeepDiff
 
 from hubwatch.diff.sections import arrow, changed_keys, listing, pair, same_blob, show
-from hubwatch.diff.view import RevisionView
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, Severity
 
 # (kind, severity, what it is called, the keys): the first group that claims a key reports it.

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from hubwatch.diff.deltas import parameters_change, relative
-from hubwatch.diff.gguf_estimate import gguf_changes
-from hubwatch.diff.view import RevisionView
+from hubwatch.diff.gguf.estimate import gguf_changes
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, Estimate, Severity
 
 CONFIG = "config.json"

@@ -8,17 +8,15 @@ import hashlib
 import posixpath
 from typing import Any
 
-from hubwatch.caching import BoundedCache
 from hubwatch.diff.sections import arrow, changed_keys, listing
-from hubwatch.diff.view import RevisionView
 from hubwatch.diff.weights import weight_format
-from hubwatch.errors import UnsafeContent
+from hubwatch.formats.card import read_card
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, Severity
-from hubwatch.parsing.yaml import load_front_matter
 
 _MAX_DETAIL = 20_000
 # (card key, kind, severity): what a model card's front matter change means.
-CARD_KEYS: tuple[tuple[str, str, Severity], ...] = (
+_CARD_CHANGES: tuple[tuple[str, str, Severity], ...] = (
     ("license", "card.license", Severity.BREAKING),
     ("gated", "card.gated", Severity.BEHAVIOR),
     ("base_model", "card.base_model", Severity.INFO),
@@ -161,7 +159,7 @@ def diff_card(old: RevisionView, new: RevisionView) -> list[Change]:
     front_b, body_b = _card_parts(old)
     front_a, body_a = _card_parts(new)
     changes = []
-    for key, kind, severity in CARD_KEYS:
+    for key, kind, severity in _CARD_CHANGES:
         before, after = front_b.get(key), front_a.get(key)
         if before != after:
             changes.append(
@@ -174,7 +172,7 @@ def diff_card(old: RevisionView, new: RevisionView) -> list[Change]:
                     after,
                 )
             )
-    known = {key for key, _, _ in CARD_KEYS}
+    known = {key for key, _, _ in _CARD_CHANGES}
     other = [k for k in changed_keys(front_b, front_a) if k not in known]
     if other:
         changes.append(
@@ -199,49 +197,10 @@ def _card_parts(view: RevisionView) -> tuple[dict[str, Any], str | None]:
     text = view.text("README.md")
     if text is None:
         return dict(view.card), None
-    key = hashlib.sha256(text.encode()).hexdigest()
-    parts = _CARDS.get(key)
-    if parts is None:
-        parts = _front_and_body(text)
-        _CARDS.put(key, parts)
-    front = dict(parts[0])
+    card = read_card(text, view.memo)
+    front = dict(card.others)
     front.update(view.card)
-    return front, parts[1]
-
-
-_CARDS: BoundedCache[tuple[dict[str, Any], str]] = BoundedCache(8)
-"""A README's front matter (less the known keys) and body by its sha256: the same README is
-the new side of one diff and the old side of the next, and YAML parsing is slow."""
-
-
-def _front_and_body(text: str) -> tuple[dict[str, Any], str]:
-    """The front matter's keys other than CARD_KEYS, and the body after it."""
-    front: dict[str, Any] = {}
-    body = text
-    if text.startswith("---"):
-        lines = text.splitlines(keepends=True)
-        end = next((i for i, line in enumerate(lines[1:], 1) if line.strip() == "---"), None)
-        if end is not None:
-            body = "".join(lines[end + 1 :])
-            try:
-                data = load_front_matter(text)
-            except UnsafeContent:
-                data = None
-            if isinstance(data, dict):
-                front = {str(k): _plain(v) for k, v in data.items()}
-    known = {key for key, _, _ in CARD_KEYS}
-    return {k: v for k, v in front.items() if k not in known}, body
-
-
-def _plain(value: Any) -> Any:
-    """JSON-able data: scalars, lists and mappings as they are, anything else as text."""
-    if isinstance(value, str | int | float | bool) or value is None:
-        return value
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    return str(value)
+    return front, card.body
 
 
 def _card_text(before: str, after: str) -> Change:

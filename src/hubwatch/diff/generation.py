@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hubwatch.diff.sections import arrow, changed_keys, listing, pair, same_blob
-from hubwatch.diff.view import RevisionView
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, Severity
 
 PATH = "generation_config.json"

@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from hubwatch.diff.files import unified
-from hubwatch.diff.gguf_pairs import model_name
+from hubwatch.diff.gguf.pairs import model_name
 from hubwatch.diff.sections import digest, listing
-from hubwatch.diff.view import RevisionView
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, FileEntry, Severity
 
 _TOKENIZER_FILES = (

@@ -16,8 +16,8 @@ from typing import Any
 
 from hubwatch.diff.health_tokens import tokenizer_problems
 from hubwatch.diff.sections import listing
-from hubwatch.diff.shards import INDEX_SUFFIXES, index_shards
-from hubwatch.diff.view import RevisionView
+from hubwatch.formats.safetensors import INDEX_SUFFIXES, index_shards
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, Severity
 
 _NUMBERED = re.compile(r"^(?P<stem>.+)-(?P<n>\d{5})-of-(?P<total>\d{5})\.(?P<ext>safetensors|bin)$")

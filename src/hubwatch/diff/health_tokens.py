@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hubwatch.caching import BoundedCache
+from hubwatch.caching import Slot
 from hubwatch.diff.sections import listing
-from hubwatch.diff.view import RevisionView
+from hubwatch.formats.view import RevisionView
 
 _ID_KEYS = ("bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id")
 
@@ -73,7 +73,7 @@ def _vocabulary(view: RevisionView) -> Vocabulary:
     return Vocabulary(ids, added, _size(view))
 
 
-_TOKENIZERS: BoundedCache[tuple[frozenset[int] | None, dict[str, int]]] = BoundedCache(8)
+TOKENIZERS: Slot[tuple[frozenset[int] | None, dict[str, int]]] = Slot("health.tokenizers", 8)
 """tokenizer.json's ids and added tokens by its content's sha256: in a backfill the same
 tokenizer.json is judged at every config edit, and parsing it is most of the judgement."""
 
@@ -84,7 +84,8 @@ def _tokenizer_ids(view: RevisionView) -> tuple[frozenset[int] | None, dict[str,
     # blob the store lost reads as no tokenizer.json, whatever its sha)
     readable = view.raw("tokenizer.json") is not None
     key = (view.content_sha("tokenizer.json") or "") if readable else ""
-    found = _TOKENIZERS.get(key) if key else None
+    tokenizers = view.memo[TOKENIZERS]
+    found = tokenizers.get(key) if key else None
     if found is not None:
         return found
     added: dict[str, int] = {}
@@ -98,7 +99,7 @@ def _tokenizer_ids(view: RevisionView) -> tuple[frozenset[int] | None, dict[str,
         ids.update(added.values())
     found = (None if ids is None else frozenset(ids), added)
     if key:
-        _TOKENIZERS.put(key, found)
+        tokenizers.put(key, found)
     return found
 
 

@@ -18,7 +18,7 @@ from hubwatch.diff.sections import (
     same_blob,
     show,
 )
-from hubwatch.diff.view import RevisionView
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, Severity
 
 MISTRAL_FILES = frozenset({"params.json", "tekken.json", "SYSTEM_PROMPT.txt"})

@@ -12,9 +12,9 @@ from importlib.metadata import entry_points
 
 import structlog
 
-from hubwatch.diff import DIFFERS, Differ
 from hubwatch.diff.chat_template import chat_template_differ, diff_chat_template
-from hubwatch.diff.gguf_template import diff_gguf_chat_template, gguf_chat_template_differ
+from hubwatch.diff.gguf.template import diff_gguf_chat_template, gguf_chat_template_differ
+from hubwatch.diff.registry import DIFFERS, Differ
 from hubwatch.settings import Settings
 
 log = structlog.get_logger(__name__)

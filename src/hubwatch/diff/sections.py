@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from hubwatch.diff.view import RevisionView
+from hubwatch.formats.view import RevisionView
 
 
 def pair(old: RevisionView, new: RevisionView, path: str) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -10,8 +10,8 @@ from dataclasses import replace
 from typing import Any
 
 from hubwatch.diff.sections import listing
-from hubwatch.diff.shards import index_shards
-from hubwatch.diff.view import RevisionView
+from hubwatch.formats.safetensors import index_shards
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, FileEntry, Severity
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".ckpt")
@@ -120,7 +120,7 @@ def _formats(before: dict[str, FileEntry], after: dict[str, FileEntry]) -> list[
                 None,
             )
         )
-    # GGUF files added or removed are `gguf.files` (diff/gguf_files.py), per model and
+    # GGUF files added or removed are `gguf.files` (diff/gguf/files.py), per model and
     # quantization; saying it here too would say it twice.
     return changes + _format_change(before, after, pickle_added=bool(added))
 

@@ -12,9 +12,9 @@ from hubwatch.estimator.memory import Memory, kv_bytes_per_token
 from hubwatch.estimator.reconcile import headers_only, reconcile
 from hubwatch.estimator.sizing import size
 from hubwatch.estimator.training import Run
+from hubwatch.formats.json import loads_bounded
 from hubwatch.models.estimate import Estimate
 from hubwatch.models.gguf import FORMAT as GGUF_FORMAT
-from hubwatch.parsing.json import loads_bounded
 
 
 def failed(reason: str) -> Estimate:

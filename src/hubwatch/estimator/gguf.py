@@ -24,10 +24,10 @@ from hubwatch.estimator.gguf_cache import (
     NoCache,
     layout,
 )
-from hubwatch.estimator.memory import OVERHEAD_TOLD, GiB, Memory, Unit, overhead
+from hubwatch.estimator.memory import OVERHEAD_TOLD, Memory, Unit, overhead
+from hubwatch.formats.json import loads_bounded
 from hubwatch.models.estimate import Estimate
 from hubwatch.models.gguf import GGUFHeader, GGUFModel, GGUFTensor, group_models, is_gguf
-from hubwatch.parsing.json import loads_bounded
 
 SHORT_CONTEXT = 8192
 """The second context of the fit table: what most local runs use (llama.cpp's -c 8192)."""
@@ -350,8 +350,3 @@ def with_gguf(estimate: Estimate | None, models: Mapping[str, dict[str, Any]]) -
         kv_bytes_per_token=found["kv_bytes_per_token"],
         gguf=dict(models),
     )
-
-
-def gib(n: float) -> float:
-    """Bytes in GiB, two decimals: the unit llama.cpp and the GGUF uploaders print."""
-    return round(n / GiB, 2)

@@ -2,7 +2,7 @@
 
 A `.gguf` file's header is recorded like a safetensors header: as JSON (`GGUFHeader.to_json`) in
 the snapshot's `headers`, content-addressed, so an unchanged header costs nothing. Reading the
-bytes is `tracker/gguf.py`'s work, through `parsing/gguf.py` (the only importer of `gguf`); what
+bytes is `tracker/headers.py`'s work, through `formats/gguf.py` (the only importer of `gguf`); what
 is here is plain data every layer may read: the differs, the estimator, lineage.
 """
 

@@ -126,3 +126,18 @@ class StoredFile:
     header_sha256: ContentSha | None
     header_status: ReadStatus | None
     header_error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class RevisionStored:
+    """A revision just stored, as the hooks after it see it, so that none reads it back."""
+
+    repo_id: str
+    commit: CommitInfo
+    base: CommitSha | None
+    """The revision its changes were computed against (its stored first parent), if any."""
+    files: tuple[StoredFile, ...]
+    """Its files as the store records them (`RevisionStore.files`: by path)."""
+    card: dict[str, object] | None
+    changes: tuple[Change, ...]
+    """The changes stored with it, and those that the hooks before this one added."""

@@ -1,4 +1,5 @@
-"""How timestamps are written: RFC 3339 in UTC for machines, to the minute for people."""
+"""Our clock, and how timestamps are written: RFC 3339 in UTC for machines, to the minute for
+people."""
 
 from __future__ import annotations
 
@@ -29,3 +30,8 @@ def utc(value: datetime | None) -> datetime | None:
     if value is None:
         return None
     return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def now() -> datetime:
+    """The time events and polls are stamped with: our clock, never an upstream one."""
+    return datetime.now(UTC)

@@ -3,23 +3,29 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 import structlog
 
-from hubwatch.diff.events import event_change
+from hubwatch.diff import event_change
 from hubwatch.models import (
     Change,
     CommitSha,
     OutboxMessage,
-    RevisionChanges,
+    RevisionStored,
     StoredEvent,
     Subscription,
 )
 from hubwatch.notify.signing import new_message_id
-from hubwatch.store.base import Store
+from hubwatch.store.browse import BrowseStore
+from hubwatch.store.webhooks import WebhookStore
+
+
+class NotifyStore(WebhookStore, BrowseStore, Protocol):
+    """What enqueueing reads and writes: subscriptions, the outbox, events and stored changes."""
+
 
 log = structlog.get_logger(__name__)
 
@@ -66,39 +72,56 @@ def _body(event_type: str, data: dict[str, Any], now: datetime) -> str:
 class WebhookNotifier:
     """Enqueues messages for the subscriptions that want them; delivery is WebhookDeliverer's."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: NotifyStore) -> None:
         self._store = store
 
-    def after_revision(self, repo_id: str, sha: CommitSha) -> None:
+    def after_revision(self, stored: RevisionStored) -> list[Change]:
         """The tracker's hook: enqueue the new revision's changes (failures are logged)."""
-        self.enqueue_revision(repo_id, sha)
+        subscriptions = self._subscriptions(stored.repo_id)
+        if subscriptions:
+            commit = stored.commit
+            revision = _Revision(stored.repo_id, commit.sha, commit.title, commit.date)
+            self._enqueue(subscriptions, revision, stored.base, stored.changes)
+        return []
 
     def enqueue_revision(self, repo_id: str, sha: CommitSha) -> int:
         """Enqueue one stored revision's changes for every subscription that wants them."""
-        subscriptions = [
-            s for s in self._store.subscriptions(enabled_only=True) if s.covers(repo_id)
-        ]
+        subscriptions = self._subscriptions(repo_id)
         if not subscriptions:
             return 0
         recorded = self._store.revision_changes(repo_id, sha)
+        stored = recorded.revision
+        revision = _Revision(repo_id, sha, stored.title, stored.date)
+        return self._enqueue(subscriptions, revision, recorded.base, recorded.changes)
+
+    def _subscriptions(self, repo_id: str) -> list[Subscription]:
+        return [s for s in self._store.subscriptions(enabled_only=True) if s.covers(repo_id)]
+
+    def _enqueue(
+        self,
+        subscriptions: list[Subscription],
+        revision: _Revision,
+        base: CommitSha | None,
+        recorded: Sequence[Change],
+    ) -> int:
         now = datetime.now(UTC)
         messages = []
         for subscription in subscriptions:
-            changes = wanted(subscription, recorded.changes)
+            changes = wanted(subscription, recorded)
             if changes:
-                data = _revision_data(recorded, changes)
+                data = _revision_data(revision, base, changes)
                 messages.append(
                     OutboxMessage(
                         subscription.id,
                         new_message_id(),
-                        f"revision:{repo_id}:{sha}",
+                        f"revision:{revision.repo_id}:{revision.sha}",
                         REVISION_CHANGED,
                         _body(REVISION_CHANGED, data, now),
                     )
                 )
         added = self._store.enqueue(messages, now=now)
         if added:
-            log.info("webhooks_enqueued", repo=repo_id, sha=sha, messages=added)
+            log.info("webhooks_enqueued", repo=revision.repo_id, sha=revision.sha, messages=added)
         return added
 
     def collect_events(self) -> int:
@@ -147,12 +170,22 @@ class WebhookNotifier:
         ]
 
 
-def _revision_data(recorded: RevisionChanges, changes: list[Change]) -> dict[str, Any]:
-    revision = recorded.revision
+class _Revision(NamedTuple):
+    """What a revision's message says of it."""
+
+    repo_id: str
+    sha: CommitSha
+    title: str
+    date: datetime
+
+
+def _revision_data(
+    revision: _Revision, base: CommitSha | None, changes: list[Change]
+) -> dict[str, Any]:
     return {
         "repo": revision.repo_id,
         "sha": revision.sha,
-        "base": recorded.base,
+        "base": base,
         "title": revision.title,
         "date": revision.date.isoformat(),
         "changes": [change_json(c) for c in changes],

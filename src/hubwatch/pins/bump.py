@@ -12,7 +12,7 @@ from hubwatch.errors import PinMoved
 from hubwatch.models import CommitSha, RevisionChanges, Severity
 from hubwatch.pins.check import PinReport, PinStatus
 from hubwatch.pins.model import Pin
-from hubwatch.store.base import Store
+from hubwatch.store.repos import RevisionStore
 
 NEWEST = "newest"
 WITHOUT = "newest-without="
@@ -37,7 +37,9 @@ def parse_target(text: str) -> Severity | None:
     raise ValueError(f"--to is {NEWEST} or {WITHOUT}SEVERITY, not {text!r}")
 
 
-def plan(store: Store, reports: Sequence[PinReport], without: Severity | None) -> list[Bump]:
+def plan(
+    store: RevisionStore, reports: Sequence[PinReport], without: Severity | None
+) -> list[Bump]:
     """The bump of every sha pin that is behind; with `without`, the newest revision before the
     first one that brings a change at that severity or above (no bump if that is the first)."""
     bumps = []
@@ -60,7 +62,7 @@ def plan(store: Store, reports: Sequence[PinReport], without: Severity | None) -
     return bumps
 
 
-def _after(store: Store, repo: str, sha: CommitSha) -> list[CommitSha]:
+def _after(store: RevisionStore, repo: str, sha: CommitSha) -> list[CommitSha]:
     """The reachable revisions stored after `sha`, oldest first."""
     history = [r.sha for r in store.history(repo) if r.reachable]
     return history[history.index(sha) + 1 :] if sha in history else []

@@ -6,6 +6,7 @@ import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Protocol
 
 from hubwatch.errors import HubwatchError
 from hubwatch.models import (
@@ -18,7 +19,15 @@ from hubwatch.models import (
     StoredRevision,
 )
 from hubwatch.pins.model import Pin, RefKind
-from hubwatch.store.base import Store
+from hubwatch.store.advisories import AdvisoryStore
+from hubwatch.store.browse import BrowseStore
+from hubwatch.store.changes import ChangeStore
+from hubwatch.store.repos import RepoStore, RevisionStore
+
+
+class PinStore(RepoStore, RevisionStore, ChangeStore, AdvisoryStore, BrowseStore, Protocol):
+    """What checking pins reads: each pinned repo, its revisions, changes and advisories."""
+
 
 Ensure = Callable[[RepoRef], None]
 """Tracks (and backfills) a repo, raising a HubwatchError when it cannot be read."""
@@ -105,7 +114,7 @@ def repo_refs(pins: Iterable[Pin]) -> dict[str, RepoRef]:
     return refs
 
 
-def check(store: Store, pins: Sequence[Pin], ensure: Ensure | None = None) -> Report:
+def check(store: PinStore, pins: Sequence[Pin], ensure: Ensure | None = None) -> Report:
     """Check every pin against the store; `ensure` tracks each repo first (None: only what is
     already tracked is known, the others are FAILED).
 
@@ -135,7 +144,7 @@ def check(store: Store, pins: Sequence[Pin], ensure: Ensure | None = None) -> Re
     )
 
 
-def check_pin(store: Store, pin: Pin, failures: dict[str, str] | None = None) -> PinReport:
+def check_pin(store: PinStore, pin: Pin, failures: dict[str, str] | None = None) -> PinReport:
     """One pin against the store; `failures` are the repos that could not be read, and why."""
     if pin.repo is None or pin.kind is RefKind.UNRESOLVED:
         return PinReport(pin, PinStatus.UNRESOLVED)

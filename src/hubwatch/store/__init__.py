@@ -1,8 +1,3 @@
-"""Persistence of tracked repos and their revision history."""
-
-from hubwatch.models import TrackedRepo
-from hubwatch.store.base import Store
-from hubwatch.store.known import KnownContent
-from hubwatch.store.repos import RepoStore, RevisionStore
-
-__all__ = ["KnownContent", "RepoStore", "RevisionStore", "Store", "TrackedRepo"]
+"""Persistence: one narrow interface per concept (a caller asks for the one it uses), `base.Store`
+their union for the wiring, `views` a stored revision as differs read it, `sql/` the SQLite and
+PostgreSQL backend, `dbapi` the lean repo listing."""

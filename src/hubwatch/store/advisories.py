@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Collection, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from hubwatch.models import AdvisoryMatch, AdvisoryReport, CommitSha, Dependency, Publication
 
 
-class AdvisoryStore(ABC):
+class AdvisoryStore(Protocol):
     """Per-revision dependencies and advisories, and the ids of published OSV records."""
 
     @abstractmethod

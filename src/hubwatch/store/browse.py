@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from datetime import datetime
+from typing import Protocol
 
 from hubwatch.models import (
     CommitSha,
@@ -12,12 +13,11 @@ from hubwatch.models import (
     HistoryText,
     RepoState,
     RevisionChanges,
-    Severity,
     StoredRevision,
 )
 
 
-class BrowseStore(ABC):
+class BrowseStore(Protocol):
     """Paged and aggregated reads; every method is one or two indexed queries."""
 
     @property
@@ -52,18 +52,12 @@ class BrowseStore(ABC):
         """One revision with all its recorded changes (maybe none)."""
 
     @abstractmethod
-    def change_counts(
-        self, repo_id: str, *, after: CommitSha | None = None, since: datetime | None = None
-    ) -> dict[Severity, int]:
-        """How many changes of each severity the repo recorded after revision `after` (exact
-        sha; UnknownRevision if not stored) and in revisions committed since `since`."""
-
-    @abstractmethod
     def count_changes(
         self, repo_id: str, *, after: CommitSha | None = None, since: datetime | None = None
     ) -> tuple[int, int]:
-        """(all changes, breaking changes) of `change_counts`' range: what the counting badges
-        show, in one range scan without grouping by severity."""
+        """(all changes, breaking changes) the repo recorded after revision `after` (exact sha;
+        UnknownRevision if not stored) and in revisions committed since `since`: what the
+        counting badges show, in one range scan."""
 
     @abstractmethod
     def recent_changes(

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Sequence
+from typing import Protocol
 
 from hubwatch.models import Change, CommitSha, RevisionChanges, Severity
 
 
-class ChangeStore(ABC):
+class ChangeStore(Protocol):
     """Changes are written with their revision (`Store.add_revision`, from `Snapshot.changes`)."""
 
     @abstractmethod

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
+from typing import Protocol
 
 from hubwatch.models import CommitSha, Estimate
 
 
-class EstimateStore(ABC):
+class EstimateStore(Protocol):
     """Reading the estimate `add_revision` stored from `Snapshot.estimate`, in its transaction."""
 
     @abstractmethod

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Iterable
+from typing import Protocol
 
 from hubwatch.models import ContentSha, ReadResult, ReadStatus
 
@@ -11,7 +12,7 @@ REUSABLE = (ReadStatus.STORED, ReadStatus.INVALID, ReadStatus.OVER_CAP, ReadStat
 """Reads whose outcome depends only on the bytes, so a later revision may reuse them."""
 
 
-class KnownContent(ABC):
+class KnownContent(Protocol):
     """What is already stored, so that unchanged files and headers are not read again."""
 
     @abstractmethod

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
+from typing import Protocol
 
 from hubwatch.models.lineage import Lineage
 
 
-class LineageStore(ABC):
+class LineageStore(Protocol):
     """One lineage record per tracked derivative, replaced as it or its base changes."""
 
     @abstractmethod

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Iterable
 from datetime import datetime
+from typing import Protocol
 
 from hubwatch.models import (
     CommitSha,
@@ -18,7 +19,7 @@ from hubwatch.models import (
 )
 
 
-class RepoStore(ABC):
+class RepoStore(Protocol):
     """The tracked repos, what polls learned about them, and their events."""
 
     @abstractmethod
@@ -64,7 +65,7 @@ class RepoStore(ABC):
         """The repo's events, oldest first."""
 
 
-class RevisionStore(ABC):
+class RevisionStore(Protocol):
     """A tracked repo's stored revisions and their files.
 
     Each `add_revision` is one transaction: the whole revision is stored or none of it.

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
 from datetime import datetime
+from typing import Protocol
 
 from hubwatch.models import Claim, RepoStatus, ScheduleEntry
 
 
-class ScheduleStore(ABC):
+class ScheduleStore(Protocol):
     """Per-repo schedules and leases, periodic-job leases and listing cursors.
 
     With PostgreSQL any number of worker processes share one store: a repo is claimed with

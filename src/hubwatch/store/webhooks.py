@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Protocol
 
 from hubwatch.models import (
     DeliveryAttempt,
@@ -17,7 +18,7 @@ from hubwatch.models import (
 )
 
 
-class WebhookStore(ABC):
+class WebhookStore(Protocol):
     """Subscriptions, the webhook outbox (at-least-once: rows survive restarts) and its log."""
 
     @abstractmethod

@@ -1,1 +1,2 @@
-"""Reading repositories revision by revision: sources, snapshots and the poll loop."""
+"""One poll of one repo: its status, its new commits, each read into a snapshot, estimated,
+diffed against its parent, stored and handed to the hooks after it."""

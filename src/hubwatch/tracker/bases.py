@@ -6,10 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hubwatch.errors import HubwatchError
+from hubwatch.formats.card import declared_bases
+from hubwatch.lineage.judge import LineageJudge, LineageReads
 from hubwatch.models import RepoRef
-from hubwatch.store.base import Store
-from hubwatch.tracker.card import declared_bases
-from hubwatch.tracker.lineage import LineageJudge
 from hubwatch.tracker.poll import Tracker
 from hubwatch.tracker.revisions import Progress
 
@@ -28,7 +27,7 @@ class BaseWalk:
 
 def track_bases(
     tracker: Tracker,
-    store: Store,
+    store: LineageReads,
     repo_id: str,
     depth: int = DEFAULT_BASE_DEPTH,
     progress: Progress | None = None,
@@ -62,7 +61,7 @@ def track_bases(
     return walk
 
 
-def _bases(store: Store, repo_id: str, walk: BaseWalk) -> tuple[str, ...]:
+def _bases(store: LineageReads, repo_id: str, walk: BaseWalk) -> tuple[str, ...]:
     """The bases the newest stored revision of `repo_id` declares; junk noted in `walk`."""
     newest = next((r for r in reversed(store.history(repo_id)) if r.reachable), None)
     declared = declared_bases(newest.card if newest else None)

@@ -2,50 +2,37 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
 
-from hubwatch.diff import Differ, RevisionView, diff_revisions
-from hubwatch.models import Change, CommitSha, Snapshot, StoredFile
-from hubwatch.store.base import Store
+from hubwatch.caching import Memo
+from hubwatch.diff import Differ, diff_revisions
+from hubwatch.formats.view import RevisionView
+from hubwatch.models import Change, CommitSha, Snapshot
+from hubwatch.store.views import FilesOf, RevisionReads, stored_view
 from hubwatch.tracker.held import LastStored
-
-FilesOf = Callable[[], Sequence[StoredFile]]
-"""The stored files of the revision being viewed, when the caller reads them anyway."""
-
-
-def stored_view(
-    store: Store, repo_id: str, sha: CommitSha, files: FilesOf | None = None
-) -> RevisionView:
-    """A view of a stored revision, reading contents lazily from the store."""
-    revision = store.revision(repo_id, sha)
-    return RevisionView.of_stored(
-        files() if files is not None else store.files(repo_id, revision.sha),
-        revision.card,
-        store.blob,
-        revision.sha,
-        store.estimate(repo_id, revision.sha),
-    )
 
 
 def diff_snapshot(
-    store: Store,
+    store: RevisionReads,
     repo_id: str,
     snapshot: Snapshot,
     base: CommitSha | None,
     differs: Mapping[str, Differ] | None = None,
     base_files: FilesOf | None = None,
     held: LastStored | None = None,
+    memo: Memo | None = None,
 ) -> Snapshot:
     """The snapshot with its changes against the stored revision `base` (None: an empty one).
 
     `held`: the revision stored last, viewed from memory when it is `base`; the new view is
-    offered to it, to be held once the snapshot is stored."""
-    old = RevisionView.empty()
+    offered to it, to be held once the snapshot is stored. `memo`: shared by both views."""
+    memo = memo if memo is not None else Memo()
+    old = RevisionView.empty(memo)
     if base:
         in_memory = held.view(base) if held is not None else None
-        old = in_memory or stored_view(store, repo_id, base, base_files)
-    new = RevisionView.of_snapshot(snapshot, store.blob)
+        old = in_memory or stored_view(store, repo_id, base, base_files, memo)
+    new = RevisionView.of_snapshot(snapshot, store.blob, memo)
     changes = diff_revisions(old, new, differs)
     if held is not None:
         held.offer(new)
@@ -53,10 +40,17 @@ def diff_snapshot(
 
 
 def diff_stored(
-    store: Store, repo_id: str, rev_a: str, rev_b: str, differs: Mapping[str, Differ] | None = None
+    store: RevisionReads,
+    repo_id: str,
+    rev_a: str,
+    rev_b: str,
+    differs: Mapping[str, Differ] | None = None,
 ) -> list[Change]:
     """Changes between any two stored revisions (abbreviated shas accepted)."""
     a, b = store.revision(repo_id, rev_a), store.revision(repo_id, rev_b)
+    memo = Memo()
     return diff_revisions(
-        stored_view(store, repo_id, a.sha), stored_view(store, repo_id, b.sha), differs
+        stored_view(store, repo_id, a.sha, memo=memo),
+        stored_view(store, repo_id, b.sha, memo=memo),
+        differs,
     )

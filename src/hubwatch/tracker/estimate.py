@@ -7,7 +7,7 @@ import hashlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from hubwatch.caching import BoundedCache
+from hubwatch.caching import Memo, Slot
 from hubwatch.estimator import estimate_json
 from hubwatch.estimator.gguf import estimate_headers, with_gguf
 from hubwatch.models import ContentSha, Estimate, ReadResult, ReadStatus, Snapshot
@@ -16,9 +16,13 @@ from hubwatch.models.gguf import is_gguf
 CONFIG = "config.json"
 
 
-def with_estimate(snapshot: Snapshot, load: Callable[[ContentSha], bytes]) -> Snapshot:
+def with_estimate(
+    snapshot: Snapshot, load: Callable[[ContentSha], bytes], memo: Memo | None = None
+) -> Snapshot:
     """`snapshot` with its estimate set: from its root config.json, with one estimate per GGUF
-    model added; from the GGUF headers alone without a config; None with neither."""
+    model added; from the GGUF headers alone without a config; None with neither. `memo` keeps
+    the estimates by their inputs, for the revisions after it (a fresh one if None)."""
+    memo = memo if memo is not None else Memo()
     config = snapshot.contents.get(CONFIG)
     ggufs = tuple(entry.path for entry in snapshot.files if is_gguf(entry.path))
     if config is None and not ggufs:
@@ -37,17 +41,17 @@ def with_estimate(snapshot: Snapshot, load: Callable[[ContentSha], bytes]) -> Sn
             reason = config.error or f"config.json was not read ({config.status.value})"
             found = Estimate(ok=False, error=f"cannot estimate: {reason}")
         else:
-            found = _estimated(raw, safetensors)
+            found = _estimated(raw, safetensors, memo)
     if ggufs:
         gguf_headers = {path: data for path, data in headers.items() if is_gguf(path)}
-        found = with_gguf(found, _gguf_estimated(ggufs, gguf_headers))
+        found = with_gguf(found, _gguf_estimated(ggufs, gguf_headers, memo))
     return dataclasses.replace(snapshot, estimate=found)
 
 
-_ESTIMATES: BoundedCache[Estimate] = BoundedCache(32)
+ESTIMATES: Slot[Estimate] = Slot("estimates", 32)
 """Estimates by the sha256 of their inputs: most revisions of a history (a card edit, a new
 file) keep config.json and the headers of the one before, and so its estimate."""
-_GGUF: BoundedCache[dict[str, dict[str, Any]]] = BoundedCache(32)
+GGUF_ESTIMATES: Slot[dict[str, dict[str, Any]]] = Slot("estimates.gguf", 32)
 """GGUF estimates by the sha256 of the GGUF paths and headers, likewise."""
 
 
@@ -58,24 +62,26 @@ def _digest(first: bytes, headers: Mapping[str, bytes]) -> str:
     return digest.hexdigest()
 
 
-def _estimated(raw: bytes, headers: dict[str, bytes]) -> Estimate:
+def _estimated(raw: bytes, headers: dict[str, bytes], memo: Memo) -> Estimate:
     """`estimate_json(raw, headers)`, computed once per distinct config and headers."""
-    key = _digest(raw, headers)
-    found = _ESTIMATES.get(key)
+    key, estimates = _digest(raw, headers), memo[ESTIMATES]
+    found = estimates.get(key)
     if found is None:
         found = estimate_json(raw, headers)
-        _ESTIMATES.put(key, found)
+        estimates.put(key, found)
     return found
 
 
-def _gguf_estimated(paths: tuple[str, ...], headers: dict[str, bytes]) -> dict[str, dict[str, Any]]:
+def _gguf_estimated(
+    paths: tuple[str, ...], headers: dict[str, bytes], memo: Memo
+) -> dict[str, dict[str, Any]]:
     """`estimate_headers(paths, headers)`, once per distinct set of GGUF files and headers."""
     # NOTE: the paths are part of the key: a split part without a header changes the result.
-    key = _digest("\0".join(paths).encode(), headers)
-    found = _GGUF.get(key)
+    key, estimates = _digest("\0".join(paths).encode(), headers), memo[GGUF_ESTIMATES]
+    found = estimates.get(key)
     if found is None:
         found = estimate_headers(paths, headers)
-        _GGUF.put(key, found)
+        estimates.put(key, found)
     return found
 
 

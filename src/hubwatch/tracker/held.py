@@ -6,7 +6,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 
-from hubwatch.diff import RevisionView
+from hubwatch.formats.view import RevisionView
 from hubwatch.models import (
     CommitSha,
     ContentSha,

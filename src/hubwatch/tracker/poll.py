@@ -12,22 +12,24 @@ from dataclasses import replace
 
 import structlog
 
+from hubwatch.caching import Memo
 from hubwatch.diff import Differ
 from hubwatch.errors import HubwatchError, InvalidRepoId, TokenRefused
+from hubwatch.lineage.judge import LineageJudge
 from hubwatch.models import RepoRef, RepoStatus, SourceKind
+from hubwatch.models.timestamps import now
 from hubwatch.sources.base import RevisionSource
 from hubwatch.sources.retry import RetryPolicy
-from hubwatch.store.base import Store
+from hubwatch.store.repos import RepoStore
 from hubwatch.tracker.history import list_history
-from hubwatch.tracker.lineage import LineageJudge
 from hubwatch.tracker.record import (
     DEGRADED_AFTER,
     PollResult,
     PollRun,
     PollStopped,
+    PollStore,
     describe,
     log_crash,
-    now,
     record_failure,
 )
 from hubwatch.tracker.revisions import Progress, RevisionHook, RevisionPipeline
@@ -44,7 +46,7 @@ class Tracker:
 
     def __init__(
         self,
-        store: Store,
+        store: PollStore,
         sources: Mapping[SourceKind, RevisionSource],
         limits: Limits | None = None,
         retry: RetryPolicy | None = None,
@@ -59,8 +61,13 @@ class Tracker:
         self._retry = retry or RetryPolicy()
         self.degraded_after = degraded_after
         """Polls in a row that fail before a repo is marked degraded."""
+        memo = Memo()  # what the polls' views and snapshots derive from content, shared
         self._revisions = RevisionPipeline(
-            limits or Limits(), differs, tuple(after_revision), lineage or LineageJudge()
+            limits or Limits(),
+            differs,
+            tuple(after_revision),
+            lineage or LineageJudge(memo=memo),
+            memo,
         )
 
     def _source(self, repo: RepoRef) -> RevisionSource:
@@ -168,7 +175,7 @@ def _canonical(repo: RepoRef, answered: str) -> RepoRef:
 
 
 def crashed(
-    store: Store, repo_id: str, exc: Exception, degraded_after: int = DEGRADED_AFTER
+    store: RepoStore, repo_id: str, exc: Exception, degraded_after: int = DEGRADED_AFTER
 ) -> PollResult:
     """Log and record a poll that crashed on `exc` outside `Tracker.poll`'s own recording (the
     store failing, most likely); call it in `except`.

@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from typing import Protocol
 
 import structlog
 
 from hubwatch import metrics
 from hubwatch.errors import HubwatchError, TokenRefused
+from hubwatch.lineage.judge import LineageReads
 from hubwatch.models import CommitSha, EventKind, RepoEvent, RepoRef, RepoState, TrackedRepo
+from hubwatch.models.timestamps import now
 from hubwatch.sources.base import RevisionSource
 from hubwatch.sources.retry import RetryPolicy
-from hubwatch.store.base import Store
+from hubwatch.store.repos import RepoStore
+from hubwatch.store.scheduling import ScheduleStore
 from hubwatch.tracker.partial import one_line
+
+
+class PollStore(LineageReads, ScheduleStore, Protocol):
+    """What one poll reads and writes: the repo and its events, its revisions and their contents,
+    their changes and lineage, and whether the listing vouches for it."""
+
 
 log = structlog.get_logger(__name__)
 
@@ -50,7 +59,7 @@ class PollResult:
 class PollRun:
     """One poll in progress: what each step of it reads from, and where it records what it did."""
 
-    store: Store
+    store: PollStore
     source: RevisionSource
     retry: RetryPolicy
     tracked: TrackedRepo
@@ -117,7 +126,9 @@ class PollRun:
 _WARNINGS = (EventKind.POLL_FAILED, EventKind.REPO_DEGRADED)
 
 
-def record_failure(store: Store, repo_id: str, error: str, degraded_after: int) -> list[RepoEvent]:
+def record_failure(
+    store: RepoStore, repo_id: str, error: str, degraded_after: int
+) -> list[RepoEvent]:
     """Count a failed poll; the repo_degraded event when this one makes the repo degraded.
 
     Only an active repo degrades: a gated, disabled or deleted one already says what is wrong.
@@ -150,8 +161,3 @@ def log_crash(event: str, exc: BaseException, **fields: object) -> None:
     """Log a crash as one line (type and message); its traceback only at DEBUG."""
     log.error(event, error=describe(exc), **fields)
     log.debug(f"{event}_traceback", exc_info=exc, **fields)
-
-
-def now() -> datetime:
-    """The time events and polls are stamped with."""
-    return datetime.now(UTC)

@@ -11,7 +11,7 @@ and the revision is stored with what could be read.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache, partial
 from typing import TypeVar
@@ -19,6 +19,7 @@ from typing import TypeVar
 import structlog
 
 from hubwatch import metrics
+from hubwatch.caching import Memo
 from hubwatch.diff import Differ
 from hubwatch.errors import (
     AuthError,
@@ -29,6 +30,7 @@ from hubwatch.errors import (
     SourceError,
     StoreError,
 )
+from hubwatch.lineage.judge import LineageJudge, LineageResult
 from hubwatch.models import (
     Change,
     CommitInfo,
@@ -36,17 +38,18 @@ from hubwatch.models import (
     Estimate,
     EventKind,
     RepoState,
+    RevisionStored,
     Severity,
     Snapshot,
     StoredFile,
 )
+from hubwatch.models.timestamps import now
 from hubwatch.tracker.compare import diff_snapshot
 from hubwatch.tracker.estimate import CONFIG, with_estimate
-from hubwatch.tracker.held import LastStored
-from hubwatch.tracker.lineage import LineageJudge, LineageResult
+from hubwatch.tracker.held import LastStored, stored_files
 from hubwatch.tracker.partial import KIND as PARTIAL
 from hubwatch.tracker.partial import Partial, partial_of, with_partial
-from hubwatch.tracker.record import PollRun, PollStopped, describe, log_crash, now
+from hubwatch.tracker.record import PollRun, PollStopped, describe, log_crash
 from hubwatch.tracker.snapshot import Limits, bare_snapshot, take_snapshot
 
 log = structlog.get_logger(__name__)
@@ -54,8 +57,9 @@ T = TypeVar("T")
 
 Progress = Callable[[int, int, CommitInfo], None]
 """Called after each stored revision with (done, total, commit)."""
-RevisionHook = Callable[[str, CommitSha], None]
-"""Called with (repo_id, sha) after a new revision is stored (advisories attach here)."""
+RevisionHook = Callable[[RevisionStored], Sequence[Change]]
+"""Called after a new revision is stored, with the revision as stored; returns the changes it
+stored with the revision (advisories attach here), which the hooks after it see."""
 
 _WHOLE_REPO = (AuthError, RepoNotFound, RepoDisabled, NotTracked, PollStopped)
 """What concerns the repo or the poll as a whole: any other revision would meet it too."""
@@ -85,6 +89,9 @@ class RevisionPipeline:
     hooks: tuple[RevisionHook, ...]
     lineage: LineageJudge = field(default_factory=LineageJudge)
     """Works out each new revision's lineage (as a derivative, and as a base)."""
+    memo: Memo = field(default_factory=Memo)
+    """What the snapshots and views of its revisions derive from content (parsed JSON, cards,
+    tokenizers taken apart, renders): a backfill's next revision reads it again."""
 
     def store_new(
         self,
@@ -123,7 +130,11 @@ class RevisionPipeline:
         failed: list[str] = []
         snapshot, listed = self._read(run, commit, failed, held)
         snapshot = _contained(
-            run, "estimate", failed, lambda: with_estimate(snapshot, run.store.blob), snapshot
+            run,
+            "estimate",
+            failed,
+            lambda: with_estimate(snapshot, run.store.blob, self.memo),
+            snapshot,
         )
         parent = commit.parents[0] if commit.parents else None
         base = parent if parent in known else None
@@ -132,12 +143,12 @@ class RevisionPipeline:
         if listed:  # without its files a revision would seem to match nothing
             snapshot, lineage = self._lineage(run, snapshot, childless)
         try:
-            stored = self._write(run, snapshot, found, held)
+            written = self._write(run, snapshot, found, held)
         except BaseException:
             held.forget()
             raise
         known[commit.sha] = True
-        if not stored:
+        if written is None:
             return
         self._set_lineage(run, lineage)
         run.result.new.append(commit.sha)
@@ -149,7 +160,7 @@ class RevisionPipeline:
         if run.tracked.head is not None:  # a new commit, not a backfill of old history
             lag = (now() - commit.date).total_seconds()
             metrics.DETECTION_LAG.observe(max(lag, 0.0))
-        self._after_revision(run, commit.sha, found)
+        self._after_revision(run, written, found)
 
     def _read(
         self, run: PollRun, commit: CommitInfo, failed: list[str], held: LastStored
@@ -165,7 +176,9 @@ class RevisionPipeline:
                 _gated(run, exc)
                 return bare_snapshot(commit, _failed(run, "file list", exc, failed, [])), False
             known = held.known(run.store)
-            take = partial(take_snapshot, run.source, repo, commit, known, self.limits, files)
+            take = partial(
+                take_snapshot, run.source, repo, commit, known, self.limits, files, self.memo
+            )
             try:
                 return run.retry.call(take, what), True
             except Exception as exc:
@@ -191,7 +204,15 @@ class RevisionPipeline:
         files_of_base = cache(lambda: _files_of(run, held, base))
         if listed:
             diff = partial(
-                diff_snapshot, run.store, repo_id, snapshot, base, self.differs, files_of_base, held
+                diff_snapshot,
+                run.store,
+                repo_id,
+                snapshot,
+                base,
+                self.differs,
+                files_of_base,
+                held,
+                self.memo,
             )
             snapshot = _contained(run, "diff", failed, diff, unchanged)
         else:
@@ -225,34 +246,48 @@ class RevisionPipeline:
             except Exception as exc:  # the revision is stored; the next one sets it again
                 log_crash("lineage_not_recorded", exc, derivative=record.repo_id)
 
-    def _write(self, run: PollRun, snapshot: Snapshot, found: Partial, held: LastStored) -> bool:
-        """Store the revision. What the store refuses is left out, and recorded: first what was
-        read from the files (contents, estimate, changes), then the file list. `held` keeps it
-        when it is stored whole."""
+    def _write(
+        self, run: PollRun, snapshot: Snapshot, found: Partial, held: LastStored
+    ) -> Snapshot | None:
+        """Store the revision: what was written, or None when it was stored already. What the
+        store refuses is left out, and recorded: first what was read from the files (contents,
+        estimate, changes), then the file list. `held` keeps it when it is stored whole."""
         for attempt in (snapshot, _listing_only(snapshot), replace(snapshot, files=())):
+            written = with_partial(attempt, found)
             try:
-                stored = run.store.add_revision(run.repo.repo_id, with_partial(attempt, found))
+                stored = run.store.add_revision(run.repo.repo_id, written)
             except Exception as exc:
                 if not attempt.files:  # nothing left to leave out
                     raise
                 _failed(run, "store", exc, found.steps, None)
                 continue
             held.stored(attempt, whole=stored and attempt is snapshot)
-            return stored
+            return written if stored else None
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _after_revision(self, run: PollRun, sha: CommitSha, found: Partial) -> None:
-        repo_id = run.repo.repo_id
+    def _after_revision(self, run: PollRun, written: Snapshot, found: Partial) -> None:
+        sha = written.commit.sha
+        stored = RevisionStored(
+            run.repo.repo_id,
+            written.commit,
+            written.base,
+            tuple(stored_files(written)),
+            written.card,
+            written.changes,
+        )
         for hook in self.hooks:
             try:
-                hook(repo_id, sha)
+                added = hook(stored)
             except Exception as exc:  # a hook must never fail the poll; the revision is stored
                 name = getattr(hook, "__qualname__", type(hook).__name__)
                 log_crash("revision_hook_failed", exc, hook=name)
                 found.steps.append(f"after_revision hook {name} failed: {describe(exc)}")
-                _record_partial(run, sha, found)
+                stored = replace(stored, changes=_record_partial(run, stored.changes, sha, found))
                 if sha not in run.result.partial:
                     run.result.partial.append(sha)
+                continue
+            if added:
+                stored = replace(stored, changes=(*stored.changes, *added))
 
 
 def _files_of(run: PollRun, held: LastStored, base: CommitSha | None) -> list[StoredFile]:
@@ -301,9 +336,14 @@ def _listing_only(snapshot: Snapshot) -> Snapshot:
     )
 
 
-def _record_partial(run: PollRun, sha: CommitSha, found: Partial) -> None:
+def _record_partial(
+    run: PollRun, changes: tuple[Change, ...], sha: CommitSha, found: Partial
+) -> tuple[Change, ...]:
+    """Store the revision's `revision.partial` change anew; `changes` with it replaced."""
     change = found.change()
     try:
         run.store.replace_changes(run.repo.repo_id, sha, PARTIAL, [change] if change else [])
     except Exception as exc:  # the store may be what failed; the log has it
         log_crash("revision_partial_not_recorded", exc)
+        return changes
+    return (*(c for c in changes if c.kind != PARTIAL), *([change] if change else []))

@@ -8,18 +8,18 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from hubwatch.diff.shards import index_map
-from hubwatch.diff.view import loads_shared
+from hubwatch.caching import Memo
 from hubwatch.errors import ContentTooLarge, ContentUnavailable, SourceError, UnsafeContent
+from hubwatch.formats.card import parse_front_matter
+from hubwatch.formats.json import loads_bounded
+from hubwatch.formats.safetensors import index_map
+from hubwatch.formats.view import loads_shared
 from hubwatch.models import CommitInfo, FileEntry, ReadResult, ReadStatus, RepoRef, Snapshot
 from hubwatch.models.gguf import is_gguf
 from hubwatch.models.revision import MISSING_OBJECT
-from hubwatch.parsing.json import loads_bounded
 from hubwatch.sources.base import RevisionSource
 from hubwatch.store.known import KnownContent
-from hubwatch.tracker.card import parse_front_matter
-from hubwatch.tracker.gguf import read_gguf_header
-from hubwatch.tracker.safetensors import read_header
+from hubwatch.tracker.headers import read_gguf_header, read_header
 from hubwatch.tracker.select import (
     MAX_SMALL_FILES,
     MODEL_CARD,
@@ -47,14 +47,17 @@ def take_snapshot(
     known: KnownContent,
     limits: Limits,
     listed: Sequence[FileEntry] | None = None,
+    memo: Memo | None = None,
 ) -> Snapshot:
     """Read everything recorded about `commit`, reusing what `known` already holds.
 
-    `listed`: the commit's files when the caller listed them already. Non-transient read
-    failures are recorded in the snapshot; transient ones (rate limits, dropped connections)
-    propagate so the caller can retry the revision as a whole. A file whose entry has a
-    `problem` is never read: it is recorded with the problem as the reason.
+    `listed`: the commit's files when the caller listed them already. `memo`: where the JSON
+    and the card it parses are kept, for the differs that read them next (a fresh one if None).
+    Non-transient read failures are recorded in the snapshot; transient ones (rate limits,
+    dropped connections) propagate so the caller can retry the revision as a whole. A file
+    whose entry has a `problem` is never read: it is recorded with the problem as the reason.
     """
+    memo = memo if memo is not None else Memo()
     commit = _clean_commit(commit)
     files = _clean_paths(source.list_files(repo, commit.sha) if listed is None else listed)
     by_path = {entry.path: entry for entry in files}
@@ -75,7 +78,7 @@ def take_snapshot(
     reused = known.contents((entry.path, entry.blob_id) for entry in wanted)  # one lookup
     for entry in wanted:
         contents[entry.path] = reused.get((entry.path, entry.blob_id)) or _read_content(
-            source, repo, commit, entry, limits.max_file_bytes
+            source, repo, commit, entry, limits.max_file_bytes, memo
         )
 
     weights = [entry for entry in readable if is_safetensors(entry.path) or is_gguf(entry.path)]
@@ -95,7 +98,7 @@ def take_snapshot(
             error=f"{index_path} {SHARDS_MISSING}: {', '.join(missing[:5])}" if missing else None,
         )
 
-    card, card_error = _card(contents.get(MODEL_CARD), known.blob)
+    card, card_error = _card(contents.get(MODEL_CARD), known.blob, memo)
     return Snapshot(commit, tuple(files), contents, headers, card, card_error)
 
 
@@ -158,7 +161,12 @@ def _clean_paths(files: Sequence[FileEntry]) -> list[FileEntry]:
 
 
 def _read_content(
-    source: RevisionSource, repo: RepoRef, commit: CommitInfo, entry: FileEntry, cap: int
+    source: RevisionSource,
+    repo: RepoRef,
+    commit: CommitInfo,
+    entry: FileEntry,
+    cap: int,
+    memo: Memo,
 ) -> ReadResult:
     if entry.size > cap:
         return ReadResult(
@@ -174,10 +182,10 @@ def _read_content(
         if not exc.per_file:
             raise
         return ReadResult(ReadStatus.ERROR, error=f"{entry.path}: {exc}")
-    return ReadResult(*_check_content(entry.path, data))
+    return ReadResult(*_check_content(entry.path, data, memo))
 
 
-def _check_content(path: str, data: bytes) -> tuple[ReadStatus, bytes, str | None]:
+def _check_content(path: str, data: bytes, memo: Memo) -> tuple[ReadStatus, bytes, str | None]:
     """Keep the bytes whatever they are, but say when they are not what the name promises."""
     if not is_text(path):
         return ReadStatus.STORED, data, None
@@ -190,7 +198,7 @@ def _check_content(path: str, data: bytes) -> tuple[ReadStatus, bytes, str | Non
             if json.detect_encoding(data) == "utf-8":
                 # no BOM, not UTF-16 or 32: the bytes parse as the text does, and are parsed
                 # once for the differs too (a view of this snapshot reads the same content)
-                loads_shared(data, hashlib.sha256(data).hexdigest())
+                loads_shared(data, hashlib.sha256(data).hexdigest(), memo)
             else:
                 loads_bounded(text)
         except UnsafeContent as exc:  # not JSON, NaN, nesting or a number over its limit
@@ -231,12 +239,12 @@ def _missing_shards(
 
 
 def _card(
-    result: ReadResult | None, load: Callable[..., bytes]
+    result: ReadResult | None, load: Callable[..., bytes], memo: Memo
 ) -> tuple[dict[str, object] | None, str | None]:
     raw = _bytes_of(result, load)
     if raw is None:
         return None, result.error if result else None
     try:
-        return parse_front_matter(raw.decode("utf-8", "replace")), None
+        return parse_front_matter(raw.decode("utf-8", "replace"), memo), None
     except UnsafeContent as exc:
         return None, f"{MODEL_CARD} front matter: {exc}"

@@ -2,22 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol
 
 from fastapi import APIRouter, Depends, HTTPException, Path
 
+from hubwatch.advisories.attach import StoreChangeFeed
 from hubwatch.advisories.publish import SCHEMA_VERSION, publish
 from hubwatch.api.convert import advisory_url
 from hubwatch.api.deps import SettingsDep, StoreDep, require_reader
 from hubwatch.api.schemas import AdvisoryIndexEntry
 from hubwatch.models import AdvisoryMatch
-from hubwatch.store.base import Store
-from hubwatch.tracker.attach import StoreChangeFeed
+from hubwatch.store.advisories import AdvisoryStore
+from hubwatch.store.browse import BrowseStore
+from hubwatch.store.repos import RepoStore
+
+
+class _MatchReads(RepoStore, BrowseStore, AdvisoryStore, Protocol):
+    """What the advisory listing reads: every repo's latest revision and its matches."""
+
 
 router = APIRouter(prefix="/api/v1", tags=["advisories"], dependencies=[Depends(require_reader)])
 
 
-def _matched(store: Store) -> dict[str, AdvisoryMatch]:
+def _matched(store: _MatchReads) -> dict[str, AdvisoryMatch]:
     """The advisories matched to each repo's latest revision, by id."""
     found: dict[str, AdvisoryMatch] = {}
     for tracked in store.list_repos():

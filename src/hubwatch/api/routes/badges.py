@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, Protocol, get_args
 
 import structlog
 from fastapi import APIRouter, Depends, Query, Response
@@ -13,7 +13,17 @@ from hubwatch.api.routes.lineage import stale_badge
 from hubwatch.api.schemas import Badge
 from hubwatch.errors import HubwatchError, InvalidRepoId, NotTracked, UnknownRevision
 from hubwatch.models import CommitSha, RepoState, validate_repo_id
-from hubwatch.store.base import Store
+from hubwatch.store.advisories import AdvisoryStore
+from hubwatch.store.browse import BrowseStore
+from hubwatch.store.estimates import EstimateStore
+from hubwatch.store.lineage import LineageStore
+from hubwatch.store.repos import RevisionStore
+
+
+class _BadgeReads(BrowseStore, RevisionStore, EstimateStore, AdvisoryStore, LineageStore, Protocol):
+    """What a badge reads: counts, the latest or pinned revision, its estimate, advisories and
+    lineage."""
+
 
 log = structlog.get_logger(__name__)
 router = APIRouter(prefix="/api/v1", tags=["badges"], dependencies=[Depends(require_reader)])
@@ -65,7 +75,11 @@ _STATE_COLOR = {
 
 
 def badge(
-    store: Store, repo_id: str, kind: str, pinned: str | None = None, now: datetime | None = None
+    store: _BadgeReads,
+    repo_id: str,
+    kind: str,
+    pinned: str | None = None,
+    now: datetime | None = None,
 ) -> Badge:
     """The badge; every failure becomes an error badge, never an exception."""
     now = now or datetime.now(UTC)
@@ -87,7 +101,7 @@ def badge(
         return error_badge("hubwatch", "unavailable")
 
 
-def _badge(store: Store, repo_id: str, kind: str, pinned: str | None, now: datetime) -> Badge:
+def _badge(store: _BadgeReads, repo_id: str, kind: str, pinned: str | None, now: datetime) -> Badge:
     if kind == "status":  # whether hubwatch can follow the repo: active, degraded, gated…
         state = store.repo_state(repo_id)
         return Badge(label="hubwatch", message=state.value, color=_STATE_COLOR[state])
@@ -141,7 +155,7 @@ def _badge(store: Store, repo_id: str, kind: str, pinned: str | None, now: datet
     return _estimate_badge(store, repo_id, CommitSha(latest.sha), kind)
 
 
-def _estimate_badge(store: Store, repo_id: str, sha: CommitSha, kind: str) -> Badge:
+def _estimate_badge(store: _BadgeReads, repo_id: str, sha: CommitSha, kind: str) -> Badge:
     """`params` or `memory` of the latest revision's estimate."""
     estimate = store.estimate(repo_id, sha)
     if estimate is None or not estimate.ok:

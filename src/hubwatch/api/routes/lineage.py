@@ -12,7 +12,7 @@ from hubwatch.api.schemas import Badge, DerivativePublic, LineagePublic, MissedC
 from hubwatch.models import Severity
 from hubwatch.models.derivatives import worst_missed
 from hubwatch.models.lineage import Lineage, LineageStatus
-from hubwatch.store.base import Store
+from hubwatch.store.lineage import LineageStore
 
 router = APIRouter(prefix="/api/v1", tags=["lineage"], dependencies=[Depends(require_reader)])
 
@@ -94,7 +94,7 @@ _STALE_COLOR = {
 }
 
 
-def stale_badge(store: Store, repo_id: str) -> Badge:
+def stale_badge(store: LineageStore, repo_id: str) -> Badge:
     """Whether a tracked derivative is current with its base; NotTracked if it is not tracked."""
     lineage = store.lineage_of(repo_id)
     if lineage is None:

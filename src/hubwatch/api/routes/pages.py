@@ -14,7 +14,7 @@ from hubwatch.api.routes.lineage import derivative_public, missed_public
 from hubwatch.models import Change, redact_url
 from hubwatch.models.derivatives import worst_missed
 from hubwatch.models.timestamps import to_minute
-from hubwatch.store.base import Store
+from hubwatch.store.lineage import LineageStore
 
 router = APIRouter(tags=["pages"], dependencies=[Depends(require_reader)])
 
@@ -84,7 +84,7 @@ def timeline(
     )
 
 
-def _lineage(store: Store, repo_id: str) -> dict[str, Any]:
+def _lineage(store: LineageStore, repo_id: str) -> dict[str, Any]:
     """What the repo page shows of lineage: its own (a derivative), its derivatives (a base)."""
     lineage = store.lineage_of(repo_id)
     derivatives = [derivative_public(d) for d in store.derivatives_of(repo_id)]

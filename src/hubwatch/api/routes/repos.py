@@ -38,7 +38,7 @@ from hubwatch.api.schemas import (
 from hubwatch.estimator import CannotEstimate, Run, lora_targets
 from hubwatch.estimator.estimate import retrained
 from hubwatch.models import RepoRef, Severity, SourceKind, strip_credentials
-from hubwatch.store.base import Store
+from hubwatch.store.browse import BrowseStore
 from hubwatch.tracker.compare import diff_stored
 
 router = APIRouter(prefix="/api/v1", tags=["repos"])
@@ -106,7 +106,7 @@ async def list_revisions(
     return Response(body, media_type="application/json")
 
 
-def _history_json(store: Store, repo_id: str, before: int | None, limit: int) -> bytes:
+def _history_json(store: BrowseStore, repo_id: str, before: int | None, limit: int) -> bytes:
     return history_text_json(store.history_text(repo_id, before=before, limit=limit))
 
 

@@ -234,18 +234,13 @@ class SqlBase:
             pooled.close()
 
     @contextmanager
-    def _writing(self) -> Iterator[Connection]:
-        """A plain connection for Core writes, in one transaction: the caller commits; closing
-        it rolls back. Never the readers' autocommit one: a revision's rows must land together
-        or not at all (a process killed between two statements left a revision without files)."""
-        with _connected(self._engine) as connection:
-            yield connection
-
-    @contextmanager
     def _writing_pipelined(self) -> Iterator[Connection]:
         """A connection for a `pipelined_transaction` and the reads before it: on PostgreSQL
         in autocommit (the pipeline sends its own BEGIN and COMMIT: no round trip for a BEGIN
-        before the reads), elsewhere as `_writing`."""
+        before the reads); elsewhere a plain connection in one transaction: the caller commits,
+        closing it rolls back. Never the readers' autocommit one there: a revision's rows must
+        land together or not at all (a process killed between two statements left a revision
+        without files)."""
         engine = self._reader if can_pipeline(self._engine.dialect) else self._engine
         with _connected(engine) as connection:
             yield connection

@@ -114,17 +114,6 @@ class SqlBrowseStore(SqlBase, BrowseStore):
                 tuple(as_change(row) for row in rows),
             )
 
-    def change_counts(
-        self, repo_id: str, *, after: CommitSha | None = None, since: datetime | None = None
-    ) -> dict[Severity, int]:
-        with self._reading() as connection:
-            query = core_select(CHANGE.c.severity, func.count()).group_by(CHANGE.c.severity)
-            query = query.where(*self._counted(connection, repo_id, after, since))
-            counts = dict.fromkeys(Severity, 0)
-            for severity, count in connection.execute(query).all():
-                counts[Severity(severity)] = int(count)
-        return counts
-
     def count_changes(
         self, repo_id: str, *, after: CommitSha | None = None, since: datetime | None = None
     ) -> tuple[int, int]:

@@ -1,0 +1,1 @@
+"""Differs of a revision's tokenizer files: vocabularies, merges, special tokens, settings."""

@@ -1,0 +1,116 @@
+"""tokenizer_config.json and special_tokens_map.json: special tokens and tokenizer settings."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from hubwatch.diff.config import auto_map_changes
+from hubwatch.diff.sections import arrow, changed_keys, listing, pair
+from hubwatch.diff.tokenizer.vocabulary import added_tokens_changes
+from hubwatch.formats.view import RevisionView
+from hubwatch.models import Change, Severity
+
+SPECIAL = (
+    "bos_token", "eos_token", "pad_token", "unk_token", "sep_token", "cls_token", "mask_token",
+    "additional_special_tokens",
+)  # fmt: skip
+_CONFIG_GROUPS: tuple[tuple[str, Severity, str, tuple[str, ...]], ...] = (
+    ("tokenizer.special_tokens", Severity.BEHAVIOR, "special tokens", SPECIAL),
+    (
+        "tokenizer.add_special_tokens",
+        Severity.BEHAVIOR,
+        "automatic special tokens",
+        ("add_bos_token", "add_eos_token"),
+    ),
+    ("tokenizer.model_max_length", Severity.INFO, "model_max_length", ("model_max_length",)),
+    ("tokenizer.padding", Severity.BEHAVIOR, "padding", ("padding_side", "truncation_side")),
+    ("tokenizer.class", Severity.BEHAVIOR, "tokenizer class", ("tokenizer_class",)),
+)
+_CONFIG_SKIP = frozenset({"chat_template", "added_tokens_decoder", "auto_map"})
+
+
+def tokenizer_config_changes(old: RevisionView, new: RevisionView, path: str) -> list[Change]:
+    """Changes to a tokenizer_config.json: special tokens, settings, added tokens, auto_map."""
+    before, after = pair(old, new, path)
+    keys = changed_keys(before, after)
+    changes = _grouped(before, after, keys, path)
+    if "added_tokens_decoder" in keys:
+        changes += added_tokens_changes(
+            _decoder(before.get("added_tokens_decoder")),
+            _decoder(after.get("added_tokens_decoder")),
+            path,
+        )
+    if "auto_map" in keys:
+        changes += auto_map_changes(before.get("auto_map"), after.get("auto_map"), path)
+    claimed = {k for _, _, _, group in _CONFIG_GROUPS for k in group} | _CONFIG_SKIP
+    rest = [k for k in keys if k not in claimed]
+    if rest:
+        changes.append(
+            Change(
+                "tokenizer.other",
+                Severity.INFO,
+                f"{path}: {len(rest)} other setting(s) changed: "
+                + (
+                    ", ".join(f"{k} {arrow(before.get(k), after.get(k))}" for k in rest)
+                    if len(rest) <= 3
+                    else listing(rest)
+                )
+                + ".",
+                path,
+                {k: before.get(k) for k in rest},
+                {k: after.get(k) for k in rest},
+            )
+        )
+    return changes
+
+
+def special_tokens_map_changes(old: RevisionView, new: RevisionView, path: str) -> list[Change]:
+    """Changes to a special_tokens_map.json."""
+    before, after = pair(old, new, path)
+    return _grouped(before, after, changed_keys(before, after), path)
+
+
+def _decoder(value: Any) -> dict[str, dict[str, Any]]:
+    if not isinstance(value, dict):
+        return {}
+    tokens = {}
+    for token_id, token in value.items():
+        if isinstance(token, dict):
+            entry = dict(token)
+            entry["id"] = int(token_id) if str(token_id).isdigit() else token_id
+            tokens[str(token.get("content"))] = entry
+    return tokens
+
+
+def _grouped(
+    before: dict[str, Any], after: dict[str, Any], keys: Iterable[str], path: str
+) -> list[Change]:
+    keys = list(keys)
+    changes = []
+    for kind, severity, label, group in _CONFIG_GROUPS:
+        moved = [k for k in keys if k in group]
+        if moved:
+            what = ", ".join(
+                f"{k} {arrow(_content(before.get(k)), _content(after.get(k)))}" for k in moved
+            )
+            changes.append(
+                Change(
+                    kind,
+                    severity,
+                    f"{path}: {label} changed: {what}.",
+                    path,
+                    {k: before.get(k) for k in moved},
+                    {k: after.get(k) for k in moved},
+                )
+            )
+    return changes
+
+
+def _content(token: Any) -> Any:
+    """A special token is a string or an AddedToken dict; show its text."""
+    if isinstance(token, dict) and "content" in token:
+        return token["content"]
+    if isinstance(token, list):
+        return [_content(t) for t in token]
+    return token
