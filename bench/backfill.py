@@ -48,9 +48,9 @@ from sqlalchemy.engine import Engine
 from hubwatch.caching import forget_all
 from hubwatch.diff import DIFFERS, Differ
 from hubwatch.formats.view import RevisionView
-from hubwatch.sandbox import server as render_server
 from hubwatch.logging import configure_logging
 from hubwatch.models import Change, RepoRef, SourceKind
+from hubwatch.sandbox import server as render_server
 from hubwatch.sources.git import GitSource
 from hubwatch.store.sql import SqlStore
 from hubwatch.tracker.poll import Tracker

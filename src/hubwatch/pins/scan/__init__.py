@@ -13,7 +13,13 @@ from hubwatch.pins.model import Pin
 from hubwatch.pins.scan.config import scan_toml, scan_yaml
 from hubwatch.pins.scan.lockfile import LOCKFILE, scan_lockfile
 from hubwatch.pins.scan.python import scan_python
-from hubwatch.pins.scan.shell import scan_dockerfile, scan_shell
+from hubwatch.pins.scan.shell import (
+    scan_dockerfile,
+    scan_dotenv,
+    scan_makefile,
+    scan_modelfile,
+    scan_shell,
+)
 
 Scanner = Callable[[str, bytes], list[Pin]]
 
@@ -27,6 +33,17 @@ SCANNERS: tuple[tuple[str, Scanner], ...] = (
     ("Containerfile", scan_dockerfile),
     ("*.sh", scan_shell),
     ("*.bash", scan_shell),
+    ("Makefile", scan_makefile),
+    ("GNUmakefile", scan_makefile),
+    ("makefile", scan_makefile),
+    ("*.mk", scan_makefile),
+    (".env", scan_dotenv),
+    (".env.*", scan_dotenv),
+    ("*.env", scan_dotenv),
+    ("Modelfile", scan_modelfile),
+    ("Modelfile.*", scan_modelfile),
+    ("*.Modelfile", scan_modelfile),
+    ("*.modelfile", scan_modelfile),
     ("*.yml", scan_yaml),
     ("*.yaml", scan_yaml),
     ("*.json", lambda path, raw: scan_yaml(path, raw, "json")),
