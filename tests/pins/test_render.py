@@ -31,7 +31,7 @@ def test_upstream_markup_in_a_summary_is_escaped_not_rendered(store: SqlStore) -
     assert any(SCRIPT in c.content for c in inline if c.type == "text")
     hrefs = {c.attrGet("href") for c in inline if c.type == "link_open"}
     assert f"https://hub.test/org/model/commit/{shas[1]}" in hrefs
-    assert f"- brings advisories (its own requirements): PYSEC-2024-227" in text
+    assert "- brings advisories (its own requirements): PYSEC-2024-227" in text
     assert text.count("Update template") == 1  # the commit title, once, HTML-escaped
     assert "Update template &lt;script&gt;" in text
 

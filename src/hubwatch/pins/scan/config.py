@@ -165,8 +165,10 @@ def _environment(node: yaml.Node, lines: list[bytes], path: str, spelling: str) 
             if isinstance(item, yaml.MappingNode):  # Kubernetes: {name: MODEL_ID, value: …}
                 fields = {_scalar(k): v for k, v in item.value}
                 name, value = fields.get("name"), fields.get("value")
-                if name is not None and value is not None:
-                    entries.append((_scalar(name) or "", _scalar(value) or "", line))
+                if name is not None and value is not None:  # at the value's line, to bump it
+                    entries.append(
+                        (_scalar(name) or "", _scalar(value) or "", _node_span(value)[0])
+                    )
             else:  # compose: "MODEL_ID=org/m"
                 key, _, value = (_scalar(item) or "").partition("=")
                 entries.append((key, value, line))

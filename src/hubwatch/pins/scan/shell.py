@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Iterator, Sequence
@@ -15,6 +16,7 @@ REVISION_VARS = frozenset({"REVISION", "HF_REVISION", "HF_HUB_REVISION", "MODEL_
 _DOCKER_COMMANDS = re.compile(r"(?i)\s*(RUN|CMD|ENTRYPOINT)\s+(.*)", re.DOTALL)
 _DOCKER_ENV = re.compile(r"(?i)\s*(ENV|ARG)\s+(.*)", re.DOTALL)
 _ASSIGNMENT = re.compile(r"\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*(?:\?=|:=|::=|\+=|=)\s*(.*)")
+_MAKE_VAR = re.compile(r"\$\((\w+)\)|\$\{(\w+)\}")
 _MODELFILE_FROM = re.compile(r"(?i)\s*FROM\s+(\S+)")
 
 EnvEntry = tuple[str, str, int]
@@ -91,17 +93,40 @@ def scan_dockerfile(path: str, raw: bytes) -> list[Pin]:
 
 
 def scan_makefile(path: str, raw: bytes) -> list[Pin]:
-    """Recipe lines (tab-indented shell) and model variables set in a Makefile."""
+    """Recipe lines (tab-indented shell, `$(VAR)` taken from the file's own assignments) and
+    model variables set in a Makefile."""
     lines = raw.splitlines()
+    logical = list(logical_lines(raw))
+    entries: list[EnvEntry] = [
+        (m.group(1), m.group(2).strip(), first)
+        for first, _, text in logical
+        if not text.startswith("\t") and (m := _ASSIGNMENT.match(text))
+    ]
+    values = {name: (value, line) for name, value, line in entries}
     found: list[Pin] = []
-    entries: list[EnvEntry] = []
-    for first, last, text in logical_lines(raw):
-        if text.startswith("\t"):
-            argv = words(text.lstrip("\t@-+"))
-            found += pins_on(lines, first, last, argv or [], path)
-        elif assignment := _ASSIGNMENT.match(text):
-            entries.append((assignment.group(1), assignment.group(2).strip(), first))
+    for first, last, text in logical:
+        if not text.startswith("\t"):
+            continue
+        expanded = _MAKE_VAR.sub(lambda m: _value(values, m), text).lstrip("\t@-+")
+        found += [
+            _at_assignment(p, lines, values)
+            for p in pins_on(lines, first, last, words(expanded) or [], path)
+        ]
     return sorted(found + env_pins(lines, entries, path, "make:variable"), key=lambda p: p.line)
+
+
+def _value(values: dict[str, tuple[str, int]], variable: re.Match[str]) -> str:
+    name = variable.group(1) or variable.group(2)
+    return values[name][0] if name in values else variable.group(0)
+
+
+def _at_assignment(pin: Pin, lines: list[bytes], values: dict[str, tuple[str, int]]) -> Pin:
+    """A revision that came from a variable is rewritten where the variable is set."""
+    if pin.at is not None or pin.ref is None or pin.kind.value != "sha":
+        return pin
+    line = next((n for value, n in values.values() if value == pin.ref), None)
+    at = locate(lines, line, line, pin.ref) if line else None
+    return dataclasses.replace(pin, at=at)
 
 
 def scan_dotenv(path: str, raw: bytes) -> list[Pin]:
