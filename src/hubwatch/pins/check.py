@@ -154,7 +154,10 @@ class Report:
         known = [s for s in states if s is not None]
         if AdvisoryState.UNKNOWN in known:
             return AdvisoryState.UNKNOWN
-        return AdvisoryState.OK if AdvisoryState.OK in known else AdvisoryState.OFF
+        if AdvisoryState.OK in known:
+            return AdvisoryState.OK
+        off = AdvisoryState.OFF in known or any(not p.advisories_enabled for p in self.pins)
+        return AdvisoryState.OFF if off else AdvisoryState.OK  # OK: nothing needed checking
 
     def unknown_reasons(self) -> list[str]:
         """Why the advisory data is unknown, once per reason."""
