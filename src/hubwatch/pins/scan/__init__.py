@@ -52,6 +52,8 @@ SCANNERS: tuple[tuple[str, Scanner], ...] = (
 log = structlog.get_logger(__name__)
 
 SKIPPED_DIRS = frozenset({".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", ".tox"})
+SKIPPED_PREFIX = ".hubwatch"
+"""hubwatch's own data (the CI job keeps `.hubwatch/`, `.hubwatch-osv/` in the workspace)."""
 MAX_FILE_BYTES = 2 * 1024 * 1024
 """Bigger files are not read: configs and scripts are small, a data dump is not a pin."""
 
@@ -69,7 +71,9 @@ def files(paths: Iterable[str | Path]) -> Iterator[Path]:
             yield root
             continue
         for folder, dirs, names in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
+            dirs[:] = sorted(
+                d for d in dirs if d not in SKIPPED_DIRS and not d.startswith(SKIPPED_PREFIX)
+            )
             for name in sorted(names):
                 yield Path(folder) / name
 
