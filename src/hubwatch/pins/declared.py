@@ -16,6 +16,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from pip_requirements_parser import RequirementsFile
 
 from hubwatch.advisories.matching import normalize
+from hubwatch.advisories.requirements import pinned
 from hubwatch.models import Dependency
 
 PYPI = "PyPI"
@@ -96,13 +97,6 @@ def _declared(
     return Declared(dependency, path, line)
 
 
-def _exact(requirement: Requirement) -> str | None:
-    specs = list(requirement.specifier)
-    if len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version:
-        return specs[0].version
-    return None
-
-
 def _requirements_file(path: Path) -> Iterator[Declared]:
     # NOTE: pip's own parser (pip-requirements-parser, as pip-audit reads requirements): `\`
     # continuations, comments, `--hash` and the other options; -r/-c files are scanned where
@@ -114,11 +108,11 @@ def _requirements_file(path: Path) -> Iterator[Declared]:
         where = f"{path}:{line.line_number}"
         yield _declared(
             line.name,
-            _exact(line.req),
+            pinned(line.req),
             str(line.req.specifier),
             str(path),
             line.line_number,
-            f"pinned in {where}" if _exact(line.req) else f"declared in {where}",
+            f"pinned in {where}" if pinned(line.req) else f"declared in {where}",
         )
 
 
@@ -142,7 +136,7 @@ def _pyproject(path: Path) -> Iterator[Declared]:
         except InvalidRequirement:
             continue
         line = _line_of(lines, re.compile(r"[\"']" + re.escape(text) + r"[\"']"))
-        exact = _exact(requirement)
+        exact = pinned(requirement)
         yield _declared(
             requirement.name,
             exact,
