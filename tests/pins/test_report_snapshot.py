@@ -6,10 +6,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+from datetime import date
 from pathlib import Path
 
 from hubwatch.models import Change, CommitSha, RepoRef, Severity, SourceKind
 from hubwatch.pins.check import check
+from hubwatch.pins.gate import apply
+from hubwatch.pins.ignores import Ignore
 from hubwatch.pins.links import hub_links
 from hubwatch.pins.markdown import report_markdown
 from hubwatch.pins.model import Pin, make_pin
@@ -81,3 +84,19 @@ def test_ten_pins_at_three_shas_read_as_the_snapshot(store: SqlStore) -> None:
     # the four revisions after the pins, and the pinned one that brings an advisory
     assert text.count("<details>") == len(TITLES) + 1
     assert len([line for line in text.splitlines() if line.startswith("| `org/chat`")]) == 3
+
+
+def test_ignored_change_kinds_stop_counting_and_say_why(store: SqlStore) -> None:
+    _store(store)
+    ignores = [
+        Ignore("we reviewed modeling_chat.py", repo=REPO.repo_id, kind="code.*"),
+        Ignore("points at our own code", repo=REPO.repo_id, sha=sha(4)[:7], kind="config.auto_map"),
+        Ignore("fixed long ago", advisory="GHSA-0000-0000-0000"),
+    ]
+    report = apply(check(store, _pins()[7:]), ignores, date.today())
+    assert [p.severity for p in report.pins] == [Severity.INFO] * 3
+    assert report.exit_code(Severity.SECURITY) == 0
+    assert [e.advisory for e in report.unused] == ["GHSA-0000-0000-0000"]
+    text = report_markdown(report, Severity.SECURITY, hub_links("https://huggingface.co"))
+    assert "(ignored: we reviewed modeling\\_chat.py)" in text
+    assert "unused (it accepts nothing now; remove it)" in text
