@@ -48,7 +48,10 @@ def test_the_pre_commit_hook_runs_pins_check_on_the_files_it_reads() -> None:
     (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     _assert_real(hook["entry"])
     files = re.compile(hook["files"])
-    for path in ["app.py", "deploy/Dockerfile", "x/hubwatch.lock", "c.yaml", "m.json", "a.toml"]:
+    for path in [
+        "app.py", "deploy/Dockerfile", "x/hubwatch.lock", "c.yaml", "m.json", "a.toml",
+        "Makefile", ".env", "Modelfile", "requirements.txt", "uv.lock",
+    ]:  # fmt: skip
         assert files.search(path), path
     assert not files.search("README.md")
 
