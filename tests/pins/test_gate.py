@@ -138,6 +138,9 @@ def test_the_gate_end_to_end(sample: Sample) -> None:
     assert pinned["advisories"]["ids"] == []
     assert pinned["advisories"]["saved_with"][0]["version"] == "4.36.0"
     assert pinned["advisories"]["requires"][0]["spec"] == ">=5.0"  # what the revision brings
+    _, markdown, _ = run(sample, "check", str(sample.root), "--format", "markdown")
+    assert "brings: needs `transformers>=5.0`; you declare `4.57.0` at `" in markdown
+    assert "context: saved with transformers `4.36.0`" in markdown
     # accepted with a reason until tomorrow: the gate passes
     _ignore(sample, date.today() + timedelta(days=1))
     code, report = check_json(sample)

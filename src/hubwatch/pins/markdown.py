@@ -83,10 +83,28 @@ def _worst(p: PinReport) -> str:
     return worst + (f" ({len(p.waivers)} ignored)" if p.waivers else "")
 
 
+def _counts(report: Report, threshold: Severity) -> str:
+    """`10 pin(s), 3 at breaking or worse…, 1 advisory of your own versions`."""
+    failing = [
+        p for p in report.pins if p.severity is not None and p.severity.rank >= threshold.rank
+    ]
+    parts = [f"{len(report.pins)} pin(s)", f"{len(failing)} at {threshold.value} or worse"]
+    broken = [p for p in report.pins if p.status in (PinStatus.UNKNOWN, PinStatus.FAILED)]
+    if broken:
+        parts.append(f"{len(broken)} that could not be checked")
+    if report.project is not None:
+        parts.append(f"{len(report.project.counted)} advisory(ies) of your own versions")
+    return ", ".join(parts)
+
+
 def _summary(report: Report, threshold: Severity) -> list[str]:
     code_ = report.exit_code(threshold)
     verdict = {0: "passes", 1: "fails"}.get(code_, "is incomplete")
-    out = [f"**The check {verdict}** at `--fail-on {threshold.value}` (exit {code_}).", ""]
+    out = [
+        f"**The check {verdict}** at `--fail-on {threshold.value}` (exit {code_}): "
+        f"{_counts(report, threshold)}.",
+        "",
+    ]
     if report.advisory_state is AdvisoryState.UNKNOWN:
         out += ["> [!CAUTION]", "> Advisory data unknown, so no advisory verdict is given:"]
         out += [f"> - {cell(why)}" for why in report.unknown_reasons()] + [""]
@@ -190,7 +208,7 @@ def revision_details(entry: Described, link: Link, declared: Sequence[Declared])
         out.append(
             f"- **{change.severity.value}** {code(change.kind)}: {cell(change.summary)}{note}"
         )
-    if not ranked:
+    if not ranked and not entry.roles:
         out.append("- no recorded changes")
     return [*out, *_brings(entry, declared), "", "</details>"]
 
