@@ -30,7 +30,12 @@ ROOT = Path(__file__).resolve().parents[1]
 # `source:` in a truth file is relative to tests/ (data/hub-mirrors/<name>.bundle).
 TESTS = ROOT / "tests"
 TRUTH = ROOT / "tests" / "data" / "truth"
-REAL = ("granite-3.1-1b-a400m-instruct", "devstral-small-2507-mirror")
+REAL = (
+    "granite-3.1-1b-a400m-instruct",
+    "devstral-small-2507-mirror",
+    "chatglm-6b",
+    "chatglm3-6b",
+)
 
 
 def synthetic(tmp: Path, only: set[str]) -> list[tuple[str, Score]]:
