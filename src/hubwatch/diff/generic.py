@@ -15,7 +15,9 @@ from typing import Any
 
 from hubwatch.diff.files import unified
 from hubwatch.diff.gguf.pairs import model_name
+from hubwatch.diff.license import CLAIMED as LICENSE_PATTERNS
 from hubwatch.diff.sections import digest, listing
+from hubwatch.diff.vocab_files import PATTERNS as VOCAB_PATTERNS
 from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, FileEntry, Severity
 
@@ -38,7 +40,9 @@ CLAIMS: dict[str, tuple[str, ...]] = {
     "chat_template": (*_TEMPLATE_FILES, "additional_chat_templates/*.jinja"),
     "weights": ("*.safetensors", "*.bin", "*.pt", "*.pth", "*.pkl", "*.ckpt"),
     "code": ("*.py", "requirements*.txt", "*/requirements*.txt"),
+    "vocab_files": VOCAB_PATTERNS,
     "card": ("README.md",),
+    "license": LICENSE_PATTERNS,
     "mistral": tuple(
         p + n for n in ("params.json", "tekken.json", "SYSTEM_PROMPT.txt") for p in ("", "*/")
     ),

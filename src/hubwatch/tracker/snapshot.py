@@ -26,6 +26,7 @@ from hubwatch.tracker.select import (
     is_safetensors,
     is_small_text,
     is_text,
+    is_tiny_weight,
     is_tracked_content,
 )
 
@@ -64,6 +65,7 @@ def take_snapshot(
         entry.path
         for entry in readable
         if is_small_text(entry.path, entry.size, entry.lfs_sha256 is not None)
+        or is_tiny_weight(entry.path, entry.size, entry.lfs_sha256 is not None)
     }
     small = set(sorted(small)[:MAX_SMALL_FILES])
     wanted = [

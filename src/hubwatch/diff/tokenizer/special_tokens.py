@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from hubwatch.diff.code.repo import tokenizer_parameters
 from hubwatch.diff.config import auto_map_changes
 from hubwatch.diff.sections import arrow, changed_keys, listing, pair
 from hubwatch.diff.tokenizer.vocabulary import added_tokens_changes
@@ -44,7 +45,12 @@ def tokenizer_config_changes(old: RevisionView, new: RevisionView, path: str) ->
     if "auto_map" in keys:
         changes += auto_map_changes(before.get("auto_map"), after.get("auto_map"), path)
     claimed = {k for _, _, _, group in _CONFIG_GROUPS for k in group} | _CONFIG_SKIP
+    claimed |= {k for k in keys if _custom_special(k, before, after)}
     rest = [k for k in keys if k not in claimed]
+    taken = tokenizer_parameters(new)
+    if [k for k in rest if k in taken]:
+        changes.append(_taken(before, after, [k for k in rest if k in taken], path))
+        rest = [k for k in rest if k not in taken]
     if rest:
         changes.append(
             Change(
@@ -63,6 +69,25 @@ def tokenizer_config_changes(old: RevisionView, new: RevisionView, path: str) ->
             )
         )
     return changes
+
+
+def _custom_special(key: str, before: dict[str, Any], after: dict[str, Any]) -> bool:
+    """A custom tokenizer's own special token (`eop_token`, `gmask_token`): text or AddedToken."""
+    values = [v for v in (before.get(key), after.get(key)) if v is not None]
+    return key.endswith("_token") and all(isinstance(v, str | dict) for v in values)
+
+
+def _taken(before: dict[str, Any], after: dict[str, Any], keys: list[str], path: str) -> Change:
+    """Settings the repo's own tokenizer class takes (its __init__ parameters)."""
+    what = ", ".join(f"{k} {arrow(before.get(k), after.get(k))}" for k in keys)
+    return Change(
+        "tokenizer.custom",
+        Severity.BEHAVIOR,
+        f"{path}: settings the repo's own tokenizer class takes changed: {what}.",
+        path,
+        {k: before.get(k) for k in keys},
+        {k: after.get(k) for k in keys},
+    )
 
 
 def special_tokens_map_changes(old: RevisionView, new: RevisionView, path: str) -> list[Change]:
@@ -90,6 +115,9 @@ def _grouped(
     changes = []
     for kind, severity, label, group in _CONFIG_GROUPS:
         moved = [k for k in keys if k in group]
+        if kind == "tokenizer.special_tokens":
+            moved += [k for k in keys if k not in group and _custom_special(k, before, after)]
+            moved = [k for k in moved if _content(before.get(k)) != _content(after.get(k))]
         if moved:
             what = ", ".join(
                 f"{k} {arrow(_content(before.get(k)), _content(after.get(k)))}" for k in moved

@@ -1,0 +1,158 @@
+"""Licence files (LICENSE, MODEL_LICENSE, NOTICE, USE_POLICY…) read as text: the licence's name
+and version, and the terms that matter to a user, recognised in English and Chinese."""
+
+from __future__ import annotations
+
+import difflib
+import posixpath
+import re
+from typing import Any
+
+from hubwatch.diff.sections import listing
+from hubwatch.formats.view import RevisionView
+from hubwatch.models import Change, Severity
+
+_NAME = re.compile(
+    r"^(.*[_-])?(licen[cs]e|notice|copying)([_.-].*)?$|^(acceptable[_-])?use[_-]policy(\..*)?$",
+    re.I,
+)
+CLAIMED = (
+    "*LICENSE*", "*LICENCE*", "*License*", "*license*", "*licence*", "NOTICE*", "*/NOTICE*",
+    "COPYING*", "*/COPYING*", "USE_POLICY*", "*/USE_POLICY*", "*_USE_POLICY*",
+)  # fmt: skip
+"""fnmatch patterns covering `is_license` (the generic differ's claims)."""
+
+NON_COMMERCIAL, ATTRIBUTION, NO_REDISTRIBUTION, ACCEPTABLE_USE, USER_CAP = (
+    "non-commercial",
+    "attribution",
+    "redistribution restricted",
+    "acceptable use",
+    "user cap",
+)
+# Each restriction, by the phrases that impose it. A licence that says none of them is read as
+# permissive; one that says more than before restricts more.
+_TERMS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (NON_COMMERCIAL, re.compile(
+        r"non[- ]?commercial|research purposes only|solely for[^.。]{0,60}research"
+        r"|(will|shall|may|must) not[^.。]{0,200}\bfor any\b[^.。]{0,30}\bcommercial\b"
+        r"|not for commercial|非商业|不得[^。]{0,30}商业", re.I)),
+    (ATTRIBUTION, re.compile(
+        r"(must|shall)[^.。]{0,60}\b(attribution|give credit|retain[^.。]{0,40}notices?"
+        r"|be included in all copies|display[^.。]{0,30}built with)|\battribution\b"
+        r"|应包含在本软件的所有副本|署名", re.I)),
+    (NO_REDISTRIBUTION, re.compile(
+        r"non-?transferable|non-?sublicensable|(will|shall|may) not[^.。]{0,120}\b(re)?distribut"
+        r"|不可转让|不可再许可|不得[^。]{0,40}分发", re.I)),
+    (ACCEPTABLE_USE, re.compile(
+        r"acceptable use|use policy|prohibited uses?|use restrictions"
+        r"|(will|shall|may) not use[^.。]{0,80}\b(for|to)\b|military|illegal purposes"
+        r"|不得利用|军事", re.I)),
+    (USER_CAP, re.compile(r"monthly active users|月活跃用户", re.I)),
+)  # fmt: skip
+_VERSION = re.compile(r"\bversion\s+(\d+(?:\.\d+)*)|\bv(\d+(?:\.\d+)+)\b", re.I)
+
+
+def is_license(path: str) -> bool:
+    """Whether `path` is a licence, notice or use-policy file (any folder, any extension)."""
+    return bool(_NAME.match(posixpath.basename(path))) and not path.endswith((".py", ".json"))
+
+
+def read_terms(text: str) -> dict[str, Any]:
+    """A licence's name (its title line), version and the restrictions it imposes."""
+    title = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    name = title if len(title) <= 100 else None
+    version = _VERSION.search(text[:2000])
+    return {
+        "name": name,
+        "version": next((g for g in version.groups() if g), None) if version else None,
+        "restrictions": [term for term, pattern in _TERMS if pattern.search(text)],
+    }
+
+
+def diff_license(old: RevisionView, new: RevisionView) -> list[Change]:
+    """One change per licence file added (after a repo's first revision), removed or changed."""
+    if not old.files:
+        return []  # a first revision: `files.added` names its licence files
+    changes = []
+    for path in sorted(p for p in old.files.keys() | new.files.keys() if is_license(p)):
+        a, b = old.files.get(path), new.files.get(path)
+        if a is not None and b is not None and a.blob_id == b.blob_id:
+            continue
+        changes.append(_change(old, new, path))
+    return changes
+
+
+def _side(view: RevisionView, path: str) -> dict[str, Any] | None:
+    entry = view.files.get(path)
+    if entry is None:
+        return None
+    text = view.text(path)
+    side: dict[str, Any] = {"git_blob": entry.blob_id}
+    if text is None:
+        return side | {"unread": True}
+    return side | {"lines": len(text.splitlines())} | read_terms(text)
+
+
+def _change(old: RevisionView, new: RevisionView, path: str) -> Change:
+    before, after = _side(old, path), _side(new, path)
+    others = _others(old)
+    if before is None and others:
+        # a licence added beside others: judged against what they already imposed
+        sides = [s for p in others if (s := _side(old, p)) and "restrictions" in s]
+        before = {
+            "other_files": others,
+            "restrictions": sorted({t for s in sides for t in s["restrictions"]}),
+        }
+    if before is None or "other_files" in before:
+        what = "a licence file where there was none" if not others else "a licence added"
+        terms = (after or {}).get("restrictions")
+        what += f": {_named(after)}" + (f", {listing(terms)}" if terms else "")
+    elif after is None:
+        what = f"licence removed ({_named(before)})"
+    elif before.get("unread") or after.get("unread"):
+        what = "licence changed; its text could not be read"
+    else:
+        what = _moved(before, after)
+    text_b = (old.text(path) or "") if path in old.files else ""
+    text_a = (new.text(path) or "") if after else ""
+    detail = "".join(
+        difflib.unified_diff(
+            text_b.splitlines(keepends=True), text_a.splitlines(keepends=True),
+            f"a/{path}", f"b/{path}", n=2,
+        )
+    )  # fmt: skip
+    kind = (
+        "license.added"
+        if path not in old.files
+        else "license.removed"
+        if after is None
+        else "license.changed"
+    )
+    return Change(
+        kind, Severity.INFO, f"{path}: {what}.", path, before, after, detail[:20_000] or None
+    )
+
+
+def _others(view: RevisionView) -> list[str]:
+    return [p for p in view.files if is_license(p)]
+
+
+def _named(side: dict[str, Any] | None) -> str:
+    name = (side or {}).get("name")
+    return str(name) if name else "untitled"
+
+
+def _moved(before: dict[str, Any], after: dict[str, Any]) -> str:
+    was, now = set(before["restrictions"]), set(after["restrictions"])
+    parts = []
+    if now - was:
+        parts.append(f"more restrictive: adds {listing(sorted(now - was))}")
+    if was - now:
+        parts.append(f"less restrictive: drops {listing(sorted(was - now))}")
+    if before.get("name") != after.get("name"):
+        parts.append(f"retitled {_named(before)} → {_named(after)}")
+    elif before.get("version") != after.get("version"):
+        parts.append(f"version {before.get('version')} → {after.get('version')}")
+    if not parts:
+        parts.append(f"reworded, the same terms ({listing(sorted(now)) or 'none recognised'})")
+    return "; ".join(parts)
