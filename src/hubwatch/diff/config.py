@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from deepdiff import DeepDiff
 
-from hubwatch.diff.code.repo import config_reads
+from hubwatch.diff.code.repo import config_reads, had_class
 from hubwatch.diff.precision import PRECISION, memory_note
 from hubwatch.diff.sections import arrow, changed_keys, listing, pair, same_blob, show
 from hubwatch.formats.view import RevisionView
@@ -98,7 +99,8 @@ def diff_config(old: RevisionView, new: RevisionView) -> list[Change]:
         if same_blob(old, new, path):
             continue
         before, after = pair(old, new, path)
-        changes += compare(before, after, path, reads=config_reads(new) if "/" not in path else {})
+        reads = config_reads(new) if "/" not in path else {}
+        changes += compare(before, after, path, reads=reads, views=(old, new))
     return changes
 
 
@@ -112,9 +114,11 @@ def compare(
     path: str,
     tower: str = "",
     reads: Mapping[str, str] | None = None,
+    views: tuple[RevisionView, RevisionView] | tuple[()] = (),
 ) -> list[Change]:
     """Config changes between two parsed configs; nested `*_config` towers one by one.
-    `reads`: the keys the repo's own code reads (`code.repo.config_reads`), graded by that use."""
+    `reads`: the keys the repo's own code reads (`code.repo.config_reads`), graded by that use;
+    `views`: the two revisions, to tell what an auto_map entry points at."""
     keys = changed_keys(before, after)
     if not keys:
         return []
@@ -123,7 +127,7 @@ def compare(
     changes += _groups(before, after, keys, path, tower, claimed)
     if "auto_map" in keys:
         claimed.add("auto_map")
-        changes += auto_map_changes(before.get("auto_map"), after.get("auto_map"), path)
+        changes += auto_map_changes(before.get("auto_map"), after.get("auto_map"), path, *views)
     changes += _read_by_code(before, after, keys, path, reads or {}, claimed)
     rest = [key for key in keys if key not in claimed and key not in _QUIET]
     if rest:
@@ -247,19 +251,40 @@ def _other(
     )
 
 
-def auto_map_changes(before: Any, after: Any, path: str) -> list[Change]:
-    """auto_map decides which custom code `trust_remote_code` runs: any change is a risk."""
+def auto_map_changes(
+    before: Any,
+    after: Any,
+    path: str,
+    old: RevisionView | None = None,
+    new: RevisionView | None = None,
+) -> list[Change]:
+    """auto_map decides which custom code `trust_remote_code` runs. With the two revisions,
+    each moved entry says what it does: an Auto class removed, mapped to code the repo did not
+    have, or to a class it had (`moves`, which the policy grades)."""
     b = before if isinstance(before, dict) else {}
     a = after if isinstance(after, dict) else {}
     moved = [k for k in sorted(b.keys() | a.keys()) if b.get(k) != a.get(k)]
+    moves = {k: _move(b, a, k, path, old, new) for k in moved}
+    said = {
+        "removed": "no longer mapped",
+        "new code": "now load code the repo did not have",
+        "retargeted": "now load another of the repo's classes",
+        "existing": "added for classes the repo already had",
+        "changed": "now load different custom code",
+    }
+    parts = [
+        f"{listing(k for k in moved if moves[k] == status)} {words}"
+        for status, words in said.items()
+        if status in moves.values()
+    ]
     changes = [
         Change(
             "config.auto_map",
             Severity.SECURITY,
-            f"{path}: auto_map changed: {listing(moved)} now load different custom code.",
+            f"{path}: auto_map changed: {'; '.join(parts)}.",
             path,
-            before,
-            after,
+            {"auto_map": before},
+            {"auto_map": after, "moves": moves},
         )
     ]
     was = {ref for ref in _refs(b) if _EXTERNAL.match(ref)}
@@ -278,6 +303,25 @@ def auto_map_changes(before: Any, after: Any, path: str) -> list[Change]:
             )
         )
     return changes
+
+
+def _move(
+    b: dict[str, Any],
+    a: dict[str, Any],
+    key: str,
+    path: str,
+    old: RevisionView | None,
+    new: RevisionView | None,
+) -> str:
+    if key not in a or not _refs({key: a[key]}):
+        return "removed"
+    if old is None or new is None:
+        return "changed"
+    folder = posixpath.dirname(path)
+    fresh = [r for r in _refs({key: a[key]}) if r not in _refs(b)]
+    if any(_EXTERNAL.match(r) or not had_class(old, new, r, folder) for r in fresh):
+        return "new code"
+    return "retargeted" if key in b else "existing"
 
 
 def _refs(auto_map: dict[str, Any]) -> list[str]:

@@ -269,13 +269,17 @@ def _binary_change(old: RevisionView, new: RevisionView, path: str) -> Change:
     was = {"size": a.size, "sha256": _sha256(old, a), "blob_id": a.blob_id}
     now = {"size": b.size, "sha256": _sha256(new, b), "blob_id": b.blob_id}
 
+    # NOTE: without the bytes (an LFS pointer's object unread) only the git blob id, a sha-1 of
+    # what is committed, is known: it is named as such, never as a sha256
+    label = "sha256" if was["sha256"] and now["sha256"] else "git blob"
+
     def short(side: dict[str, Any]) -> str:
-        return str(side["sha256"] or side["blob_id"])[:12]
+        return str(side["sha256"] if label == "sha256" else side["blob_id"])[:12]
 
     return Change(
         "binary.changed",
         Severity.INFO,
-        _cut(f"{path}: {a.size:,} → {b.size:,} bytes, sha256 {short(was)} → {short(now)}."),
+        _cut(f"{path}: {a.size:,} → {b.size:,} bytes, {label} {short(was)} → {short(now)}."),
         path,
         was,
         now,

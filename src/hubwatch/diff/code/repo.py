@@ -11,6 +11,7 @@ from typing import Any
 
 from hubwatch.caching import BoundedCache
 from hubwatch.diff.code.python import Module, read_module
+from hubwatch.diff.renames import renamed
 from hubwatch.formats.view import RevisionView
 
 LOADER_CONFIGS = (
@@ -117,6 +118,16 @@ def _defined_by_targets(view: RevisionView, found: Iterable[Target]) -> dict[str
     return out
 
 
+def had_class(old: RevisionView, new: RevisionView, ref: str, folder: str = "") -> bool:
+    """Whether `ref` (`module.Class`, as auto_map writes it) names a class the old revision
+    already defined, at that module or at the one it was renamed from."""
+    mod, _, name = ref.rpartition(".")
+    path = _join(folder, mod.replace(".", "/") + ".py")
+    moved = {b: a for a, b in renamed(old, new).items()}
+    read = module(old, moved.get(path, path))
+    return read is not None and name in read.classes
+
+
 def reachable(view: RevisionView) -> set[str] | None:
     """The Python files a `trust_remote_code` load can import: those `auto_map` names and what
     they import from the repo, transitively. None when no loader config names any class (then
@@ -157,15 +168,16 @@ def config_reads(view: RevisionView) -> dict[str, str]:
     return reads
 
 
-def tokenizer_parameters(view: RevisionView) -> frozenset[str]:
-    """The parameters of the __init__ of the tokenizer classes `auto_map` names in this repo:
-    the tokenizer_config.json keys the repo's own code takes."""
-    found: set[str] = set()
+def tokenizer_parameters(view: RevisionView) -> dict[str, str | None]:
+    """The parameters of the __init__ of the tokenizer classes `auto_map` names in this repo,
+    with their defaults (as code): the tokenizer_config.json keys the repo's own code takes."""
+    found: dict[str, str | None] = {}
     for target in targets(view):
         if target.auto != "AutoTokenizer":
             continue
         read = module(view, target.path)
         unit = read.units.get(f"{target.name}.__init__") if read else None
-        if unit is not None and unit.params is not None:
-            found.update(p.name for p in unit.params if p.kind not in ("vararg", "kwarg"))
-    return frozenset(found - {"self"})
+        for param in unit.params or () if unit is not None else ():
+            if param.kind not in ("vararg", "kwarg") and param.name != "self":
+                found.setdefault(param.name, param.default)
+    return found

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterable
 from typing import Any
 
 from hubwatch.diff.code.repo import tokenizer_parameters
 from hubwatch.diff.config import auto_map_changes
-from hubwatch.diff.sections import arrow, changed_keys, listing, pair
+from hubwatch.diff.sections import arrow, changed_keys, listing, pair, show
 from hubwatch.diff.tokenizer.vocabulary import added_tokens_changes
 from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, Severity
@@ -43,13 +44,13 @@ def tokenizer_config_changes(old: RevisionView, new: RevisionView, path: str) ->
             path,
         )
     if "auto_map" in keys:
-        changes += auto_map_changes(before.get("auto_map"), after.get("auto_map"), path)
+        changes += auto_map_changes(before.get("auto_map"), after.get("auto_map"), path, old, new)
     claimed = {k for _, _, _, group in _CONFIG_GROUPS for k in group} | _CONFIG_SKIP
     claimed |= {k for k in keys if _custom_special(k, before, after)}
     rest = [k for k in keys if k not in claimed]
     taken = tokenizer_parameters(new)
     if [k for k in rest if k in taken]:
-        changes.append(_taken(before, after, [k for k in rest if k in taken], path))
+        changes.append(_taken(before, after, {k: taken[k] for k in rest if k in taken}, path))
         rest = [k for k in rest if k not in taken]
     if rest:
         changes.append(
@@ -77,9 +78,18 @@ def _custom_special(key: str, before: dict[str, Any], after: dict[str, Any]) -> 
     return key.endswith("_token") and all(isinstance(v, str | dict) for v in values)
 
 
-def _taken(before: dict[str, Any], after: dict[str, Any], keys: list[str], path: str) -> Change:
-    """Settings the repo's own tokenizer class takes (its __init__ parameters)."""
-    what = ", ".join(f"{k} {arrow(before.get(k), after.get(k))}" for k in keys)
+def _taken(
+    before: dict[str, Any], after: dict[str, Any], keys: dict[str, str | None], path: str
+) -> Change:
+    """Settings the repo's own tokenizer class takes (its __init__ parameters; `keys`: each
+    with its default, as code)."""
+
+    def side(values: dict[str, Any], key: str) -> str:
+        default = keys[key]
+        unset = key not in values and default is not None
+        return f"unset (default {default})" if unset else show(values.get(key))
+
+    what = ", ".join(f"{k} {side(before, k)} → {side(after, k)}" for k in keys)
     return Change(
         "tokenizer.custom",
         Severity.BEHAVIOR,
@@ -91,8 +101,17 @@ def _taken(before: dict[str, Any], after: dict[str, Any], keys: list[str], path:
 
 
 def special_tokens_map_changes(old: RevisionView, new: RevisionView, path: str) -> list[Change]:
-    """Changes to a special_tokens_map.json."""
+    """Changes to a special_tokens_map.json. A token it gains or loses that the
+    tokenizer_config.json beside it sets is compared with that value (transformers reads both):
+    a map added with the tokens the config has already changes nothing."""
     before, after = pair(old, new, path)
+    config = posixpath.join(posixpath.dirname(path), "tokenizer_config.json")
+    config_b, config_a = old.json(config), new.json(config)
+    for key in set(before) ^ set(after):
+        if key not in before and isinstance(config_b, dict) and key in config_b:
+            before = {**before, key: config_b[key]}
+        if key not in after and isinstance(config_a, dict) and key in config_a:
+            after = {**after, key: config_a[key]}
     return _grouped(before, after, changed_keys(before, after), path)
 
 
