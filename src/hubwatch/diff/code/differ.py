@@ -38,7 +38,10 @@ def diff_code(old: RevisionView, new: RevisionView) -> list[Change]:
             continue
         elif path in moved.values():
             was = next(a for a, b in moved.items() if b == path)
-            changes += context.changed(was, path)
+            same = old.files[was].blob_id == new.files[path].blob_id
+            needed = context.still_needed(was)
+            if not same or needed:  # an unchanged file moved: `files.renamed` says it
+                changes += context.changed(was, path)
         elif path not in old.files:
             changes.append(context.added(path))
         elif path not in new.files:
@@ -90,7 +93,7 @@ class _Context:
 
     def removed(self, path: str) -> Change:
         found = Findings(reachable=self._reachable(path))
-        found.breaks = self._still_needed(path)
+        found.breaks = self.still_needed(path)
         summary = (
             f"Custom code {path} removed, but {found.breaks[0]}."
             if found.breaks
@@ -98,7 +101,9 @@ class _Context:
         )
         return self._change("code.custom_removed", path, path, None, found, summary)
 
-    def _still_needed(self, path: str) -> list[str]:
+    def still_needed(self, path: str) -> list[str]:
+        """Why the revision still needs a file that is gone: a loader config naming a class in
+        it, a module importing it."""
         needed = [
             f"{t.config} still names {t.name} in it ({t.auto})"
             for t in self.new_targets
@@ -117,7 +122,7 @@ class _Context:
             found = compare_modules(was, before, after, self.old_targets, self.used, self.known)
             found.reachable = self._reachable(path)
             if was != path:
-                found.breaks += self._still_needed(was)
+                found.breaks += self.still_needed(was)
         summary = _summary(path, found, _line_counts(self.old, self.new, was, path))
         if was != path:
             summary = summary.replace(f"Custom code {path}", f"Custom code {was} → {path}", 1)

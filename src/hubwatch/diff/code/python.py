@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 import builtins
+import threading
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -67,7 +69,7 @@ def read_module(source: str) -> Module:
     if len(source) > MAX_AST_BYTES:
         return Module(lines, f"not read as Python: {len(source):,} characters, over the limit")
     try:
-        tree = ast.parse(source)
+        tree = _parse(source)
     except (SyntaxError, ValueError) as exc:
         where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) and exc.lineno else ""
         return Module(lines, f"does not parse as Python: {type(exc).__name__}{where}")
@@ -91,6 +93,18 @@ def read_module(source: str) -> Module:
         config_reads(nodes),
     )
     return Module(lines, None, units(tree), *facts)  # units last: they strip the tree
+
+
+_PARSING = threading.Lock()
+
+
+def _parse(source: str) -> ast.Module:
+    """`ast.parse`, its warnings (an invalid escape sequence in a string) silenced: upstream's
+    code is read, not judged for style, and a process that turns warnings into errors would
+    read it as a syntax error."""
+    with _PARSING, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(source)
 
 
 # -- names ------------------------------------------------------------------------------------
