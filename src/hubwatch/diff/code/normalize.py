@@ -46,28 +46,38 @@ def strip(roots: Iterable[ast.AST]) -> tuple[str, str, str]:
     logs: list[str] = []
     for root in roots:
         for node in ast.walk(root):
-            if isinstance(node, _SCOPES) and node.body and is_docstring(node.body[0]):
-                docs.append(ast.dump(node.body[0]))
-                node.body = node.body[1:] or [ast.Pass()]
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns:
-                hints.append(ast.dump(node.returns))
-                node.returns = None
-            elif isinstance(node, ast.arg) and node.annotation is not None:
-                hints.append(ast.dump(node.annotation))
-                node.annotation = None
-            elif isinstance(node, ast.Call) and is_log_call(node):
-                logs += [ast.dump(a) for a in node.args]
-                node.args = [_blank(a) for a in node.args]
-            for field in ("body", "orelse", "finalbody"):
-                statements = getattr(node, field, None)
-                if isinstance(statements, list) and any(
-                    isinstance(s, ast.AnnAssign) for s in statements
-                ):
-                    hints += [
-                        ast.dump(s.annotation) for s in statements if isinstance(s, ast.AnnAssign)
-                    ]
-                    setattr(node, field, [_unannotated(s) for s in statements])
+            if isinstance(node, ast.arg):
+                if node.annotation is not None:
+                    hints.append(ast.dump(node.annotation))
+                    node.annotation = None
+            elif isinstance(node, ast.Call):
+                if is_log_call(node):
+                    logs += [ast.dump(a) for a in node.args]
+                    node.args = [_blank(a) for a in node.args]
+            elif type(node) in _BODIES:  # only statements hold docstrings and `x: T = v`
+                _strip_statements(node, docs, hints)
     return _hash(docs), _hash(hints), _hash(logs)
+
+
+def _strip_statements(node: ast.AST, docs: list[str], hints: list[str]) -> None:
+    if isinstance(node, _SCOPES) and node.body and is_docstring(node.body[0]):
+        docs.append(ast.dump(node.body[0]))
+        node.body = node.body[1:] or [ast.Pass()]
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns:
+        hints.append(ast.dump(node.returns))
+        node.returns = None
+    for field in ("body", "orelse", "finalbody"):
+        statements = getattr(node, field, None)
+        if isinstance(statements, list) and any(isinstance(s, ast.AnnAssign) for s in statements):
+            hints += [ast.dump(s.annotation) for s in statements if isinstance(s, ast.AnnAssign)]
+            setattr(node, field, [_unannotated(s) for s in statements])
+
+
+_BODIES = frozenset(
+    {ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor,
+     ast.While, ast.With, ast.AsyncWith, ast.Try, ast.TryStar, ast.ExceptHandler,
+     ast.match_case, ast.Module}
+)  # fmt: skip
 
 
 def _hash(parts: list[str]) -> str:

@@ -88,7 +88,7 @@ def read_module(source: str) -> Module:
         frozenset(_static_self(classes)),
         {c.name: tuple(dotted(b) or "?" for b in c.bases) for c in classes},
         {c.name: frozenset(_class_members(c)) for c in classes},
-        tuple(risky_calls(tree, aliases_of(nodes))),
+        tuple(risky_calls(tree, nodes, aliases_of(nodes))),
         _vocab_files(tree, classes),
         config_reads(nodes),
     )

@@ -105,22 +105,31 @@ def resolve(node: ast.AST, aliases: dict[str, str]) -> str | None:
     return f"{base}.{rest}" if rest else base
 
 
-def risky_calls(tree: ast.Module, aliases: dict[str, str]) -> Iterator[Risk]:
-    """Every call in `tree` that reaches a risky capability, with where it is."""
+def risky_calls(tree: ast.Module, nodes: list[ast.AST], aliases: dict[str, str]) -> Iterator[Risk]:
+    """Every call in `tree` (`nodes`: all of its nodes) that reaches a risky capability, with
+    where it is."""
     shadowed = {n for n in ("eval", "exec", "compile") if n in aliases}
-    for scope, call in _calls(tree):
+    for call in nodes:
+        if not isinstance(call, ast.Call):
+            continue
         name = resolve(call.func, aliases)
         if name is None or name in shadowed:
             continue
         capability = _capability(name, call)
         if capability is not None:
-            yield Risk(capability, name, scope, call.lineno)
+            yield Risk(capability, name, scope_of(tree, call.lineno), call.lineno)
+
+
+_EXACT = {pattern: capability for capability, pattern in _CALLS if not pattern.endswith(".")}
+_PREFIXES = tuple(pattern for _, pattern in _CALLS if pattern.endswith("."))
+_BY_PREFIX = {pattern: capability for capability, pattern in _CALLS if pattern.endswith(".")}
 
 
 def _capability(name: str, call: ast.Call) -> str | None:
-    for capability, pattern in _CALLS:
-        if name == pattern or (pattern.endswith(".") and name.startswith(pattern)):
-            return capability
+    if name in _EXACT:
+        return _EXACT[name]
+    if name.startswith(_PREFIXES):
+        return next(c for p, c in _BY_PREFIX.items() if name.startswith(p))
     if name == "importlib.import_module" or name == "importlib.__import__":
         constant = call.args and isinstance(call.args[0], ast.Constant)
         return None if constant else DYNAMIC  # a computed module name
@@ -144,23 +153,27 @@ def _keyword(call: ast.Call, name: str) -> object:
     return None
 
 
-def _calls(tree: ast.Module) -> Iterator[tuple[str, ast.Call]]:
-    """(scope, call) for every call, the scope being the qualified name of the unit it is in
-    (as `units.Unit.name`: `f`, `Class`, `Class.method`; deeper defs stay in their unit)."""
-    stack: list[tuple[ast.AST, str, ast.AST | None]] = [(tree, "<module>", None)]
-    while stack:
-        node, scope, top_class = stack.pop()
-        for child in ast.iter_child_nodes(node):
-            inner, inner_class = scope, None
-            if isinstance(child, _DEFS):
-                if scope == "<module>":
-                    inner = child.name
-                    inner_class = child if isinstance(child, ast.ClassDef) else None
-                elif node is top_class:
-                    inner = f"{scope}.{child.name}"
-            elif isinstance(child, ast.Call):
-                yield scope, child
-            stack.append((child, inner, inner_class))
+def scope_of(tree: ast.Module, line: int) -> str:
+    """The qualified name of the unit holding `line` (as `units.Unit.name`: `f`, `Class`,
+    `Class.method`; deeper defs stay in their unit), or `<module>`."""
+    body: list[ast.stmt] = list(tree.body)
+    while body:
+        stmt = body.pop(0)
+        if not (stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno)):
+            continue
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            return stmt.name
+        if isinstance(stmt, ast.ClassDef):
+            for member in stmt.body:
+                if isinstance(member, _DEFS) and member.lineno <= line <= (member.end_lineno or 0):
+                    return f"{stmt.name}.{member.name}"
+            return stmt.name
+        if isinstance(stmt, ast.If | ast.Try | ast.TryStar | ast.With):
+            body = [*stmt.body, *getattr(stmt, "orelse", []), *getattr(stmt, "finalbody", [])]
+            body += [s for h in getattr(stmt, "handlers", []) for s in h.body]
+            continue
+        return "<module>"
+    return "<module>"
 
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
