@@ -243,7 +243,13 @@ def _other(
     return Change(
         "config.other",
         Severity.INFO,
-        f"{path}: {len(rest)} other setting(s) changed: {listing(tower + k for k in rest)}.",
+        f"{path}: {len(rest)} other setting(s) changed: "
+        + (
+            ", ".join(f"{tower}{k} {arrow(before.get(k), after.get(k))}" for k in rest)
+            if len(rest) <= 3
+            else listing(tower + k for k in rest)
+        )
+        + ".",
         path,
         {f"{tower}{key}": before.get(key) for key in rest},
         {f"{tower}{key}": after.get(key) for key in rest},
