@@ -89,6 +89,8 @@ class _Context:
         )
         if found.reachable is False:
             summary = f"Custom code {path} added ({lines:,} lines); no loader imports it."
+        if found.unread:
+            summary += f" Not read as Python ({found.unread}): review it."
         return self._change("code.custom_added", path, None, path, found, summary)
 
     def removed(self, path: str) -> Change:
