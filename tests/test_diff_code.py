@@ -358,3 +358,9 @@ def test_reading_never_runs_the_code() -> None:
 def test_a_first_revision_reads_its_code_too() -> None:
     changes = diff_revisions(RevisionView.empty(), view(repo(module(head="import requests"))))
     assert [c.kind for c in changes if c.path == PATH] == ["code.custom_added"]
+
+
+def test_a_module_nested_too_deeply_is_not_read_and_says_so() -> None:
+    deep = module() + "\nX = " + "+".join(["1"] * 100_000) + "\n"
+    change = graded(deep)
+    assert change.severity is S and "nested too deeply" in change.summary

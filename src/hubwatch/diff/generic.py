@@ -16,7 +16,7 @@ from typing import Any
 from hubwatch.diff.files import unified
 from hubwatch.diff.gguf.pairs import model_name
 from hubwatch.diff.license import CLAIMED as LICENSE_PATTERNS
-from hubwatch.diff.sections import digest, listing
+from hubwatch.diff.sections import digest, listing, object_id
 from hubwatch.diff.vocab_files import PATTERNS as VOCAB_PATTERNS
 from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, FileEntry, Severity
@@ -78,12 +78,8 @@ def modified(old: RevisionView, new: RevisionView) -> list[str]:
     return sorted(
         path
         for path in old.files.keys() & new.files.keys()
-        if _identity(old.files[path]) != _identity(new.files[path])
+        if object_id(old.files[path]) != object_id(new.files[path])
     )
-
-
-def _identity(entry: FileEntry) -> str:
-    return entry.lfs_sha256 or entry.blob_id
 
 
 def diff_generic(

@@ -3,7 +3,7 @@ thing a revision says about them: new content, a tensor that changed size, place
 
 from __future__ import annotations
 
-from hubwatch.diff.sections import listing
+from hubwatch.diff.sections import listing, object_id
 from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, FileEntry, Severity
 
@@ -43,7 +43,7 @@ def pickle_object_changes(
     changed = sorted(
         p
         for p in pickle_paths
-        if p in old.files and p in new.files and _identity(old.files[p]) != _identity(new.files[p])
+        if p in old.files and p in new.files and object_id(old.files[p]) != object_id(new.files[p])
     )
     if not changed:
         return []
@@ -66,19 +66,15 @@ def pickle_object_changes(
             f"{size_b:,} → {size_a:,} bytes; {what}.",
             changed[0] if len(changed) == 1 else None,
             {
-                "objects": {p: _identity(e) for p, e in was.items()},
+                "objects": {p: object_id(e) for p, e in was.items()},
                 "sizes": {p: e.size for p, e in was.items()},
             },
             {
-                "objects": {p: _identity(e) for p, e in now.items()},
+                "objects": {p: object_id(e) for p, e in now.items()},
                 "sizes": {p: e.size for p, e in now.items()},
             },
         )  # fmt: skip
     ]
-
-
-def _identity(entry: FileEntry) -> str:
-    return entry.lfs_sha256 or entry.blob_id
 
 
 def _moves(was: dict[str, FileEntry], now: dict[str, FileEntry], paths: list[str]) -> list[str]:

@@ -73,6 +73,15 @@ def read_module(source: str) -> Module:
     except (SyntaxError, ValueError) as exc:
         where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) and exc.lineno else ""
         return Module(lines, f"does not parse as Python: {type(exc).__name__}{where}")
+    except RecursionError:  # nesting past the parser's (or the interpreter's) depth
+        return Module(lines, "not read as Python: nested too deeply")
+    try:
+        return _read(tree, lines)
+    except RecursionError:  # ast.dump recurses: an expression of thousands of terms
+        return Module(lines, "not read as Python: nested too deeply")
+
+
+def _read(tree: ast.Module, lines: int) -> Module:
     nodes = list(ast.walk(tree))
     names = _names(nodes)
     classes = [s for s in top(tree.body) if isinstance(s, ast.ClassDef)]
