@@ -200,6 +200,32 @@ def test_the_user_agent_names_hubwatch_and_its_version(
     assert agents and all((a or "").startswith(f"hubwatch/{__version__}; hf_hub/") for a in agents)
 
 
+def test_every_request_carries_the_user_agent_lfs_cdn_ranges_listings_and_errors_included(
+    store: SqlStore, hub: HubSimulator, tmp_path: Path
+) -> None:
+    shard = safetensors_bytes({"model.embed.weight": ("BF16", [64, 8])})
+    files = {"model.safetensors": shard, "config.json": b"{}", "README.md": b"# m\n"}
+    make_repo(tmp_path / "up", [CommitSpec(files)], lfs_dir=tmp_path / "lfs")
+    hub.add_repo("org/lfs", tmp_path / "up", lfs_dir=tmp_path / "lfs")
+    source = HubSource(hub.url, "hf_not_a_valid_token", timeout_s=5)
+    _tracker(store, source).track(RepoRef("org/lfs"))  # model info, commits, tree, resolves
+    hub.rename("org/lfs", "org/lfs-renamed")
+    source.status(RepoRef("org/lfs"))  # a 307 to the new name, followed
+    source.head(RepoRef("org/lfs-renamed"))  # the resolver, without following
+    list(source.recently_modified(5))  # the listing
+    source.derivatives("org/base")
+    hub.set_state("org/lfs-renamed", private=True)
+    with pytest.raises(TokenRefused):
+        source.status(RepoRef("org/lfs-renamed"))  # a 401, then whoami-v2
+    routes = {r.route for r in hub.requests}
+    assert {"cdn", "resolve", "tree", "commits", "models-list", "whoami"} <= routes, routes
+    assert any(r.range for r in hub.requests if r.route == "cdn")  # header range reads
+    unsigned = [
+        r for r in hub.requests if not (r.agent or "").startswith(f"hubwatch/{__version__}")
+    ]
+    assert unsigned == []
+
+
 # -- a CDN refusing one file -----------------------------------------------------------------
 
 

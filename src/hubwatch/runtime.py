@@ -117,11 +117,10 @@ def download_advisories(settings: Settings) -> dict[str, int]:
     """Download the offline OSV database afresh; bytes per ecosystem ({} unless offline)."""
     if settings.advisory_service is not AdvisoryServiceKind.OFFLINE:
         return {}
-    import httpx2
-
     from hubwatch.advisories.offline import download_database
+    from hubwatch.outbound import client as outbound
 
-    with httpx2.Client(timeout=httpx2.Timeout(settings.http_timeout_s)) as client:
+    with outbound.client(settings.http_timeout_s) as client:
         return download_database(client, settings.osv_database_url, settings.osv_database_dir)
 
 

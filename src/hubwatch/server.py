@@ -16,6 +16,7 @@ from hubwatch.daemon import PeriodicJob, run_forever
 from hubwatch.errors import HubwatchError
 from hubwatch.notify.delivery import DeliveryRetry, WebhookDeliverer
 from hubwatch.notify.urls import UrlPolicy
+from hubwatch.outbound import client as outbound
 from hubwatch.runtime import Runtime
 
 log = structlog.get_logger(__name__)
@@ -57,7 +58,7 @@ def serve(rt: Runtime, host: str, port: int) -> None:
     """Serve the API and run the poll and webhook jobs until SIGINT or SIGTERM."""
     cfg = rt.settings
     notifier = rt.notifier
-    with httpx2.Client(timeout=httpx2.Timeout(cfg.webhook_timeout_s)) as client:
+    with outbound.client(cfg.webhook_timeout_s) as client:
         webhooks = deliverer(rt, client)
 
         def deliver() -> None:

@@ -33,6 +33,7 @@ from hubwatch.errors import (
     UnexpectedResponse,
 )
 from hubwatch.models import RepoRef
+from hubwatch.outbound import client
 from hubwatch.sources.pacing import Pacer, bucket_of
 
 _CDN_REFUSALS = range(400, 500)
@@ -43,7 +44,9 @@ _CDN_OTHERWISE = (404, 408, 416, 429)
 def configure_session(
     timeout_s: float, pacer: Pacer, transport: httpx2.BaseTransport | None = None
 ) -> None:
-    """Give huggingface_hub's shared client a timeout (its default waits forever) and pacing.
+    """Give huggingface_hub's shared client a timeout (its default waits forever) that no call
+    can lift (`outbound.client.bounded`: `HfApi.model_info` passes `timeout=None`), hubwatch's
+    User-Agent on every request, and pacing.
 
     `transport`: where requests go instead of the network (the contract tests replay recorded
     Hub answers through it).
@@ -62,10 +65,11 @@ def configure_session(
             structlog.contextvars.bind_contextvars(hub_request_id=request_id)
 
     def factory() -> httpx2.Client:
-        return httpx2.Client(
-            event_hooks={"request": [hf_request_event_hook, pace], "response": [learn]},
+        return client.client(
+            timeout_s,
+            before=[hf_request_event_hook, pace],
+            after=[learn],
             follow_redirects=True,
-            timeout=httpx2.Timeout(timeout_s),
             transport=transport,
         )
 
