@@ -87,6 +87,15 @@ class Settings(BaseSettings):
     """How often a worker looks for repos to poll (woken by discovery or a Hub webhook)."""
     lease_s: float = Field(default=300.0, gt=0)
     """How long a worker holds a repo without renewing; a dead worker's repos return after it."""
+    worker_id: str | None = Field(default=None, min_length=1, max_length=200)
+    """This worker's id in leases and logs (`hubwatch worker --id` too); default: the host's
+    name (`host-2`, `host-3`… for more workers of one host on PostgreSQL). A process restarted
+    under its id takes back at once the repos it held when it died."""
+    poll_concurrency: int = Field(default=4, ge=1, le=64)
+    """Repos one worker (or `serve`) polls at the same time, each in a thread of its own."""
+    poll_timeout_s: float = Field(default=1800.0, gt=0)
+    """A poll that stores no revision for this long is abandoned: recorded as failed, its repo
+    given back (polled again when next due), the other repos going on."""
     advisory_refresh_s: float = Field(default=86_400.0, ge=0)
     """How often workers refresh the advisory data and re-check every revision; 0: never."""
     hub_webhook_secret: SecretStr | None = None

@@ -9,7 +9,13 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
-from hubwatch.errors import RepoNotFound, RepositoryDamaged, SourceError, SourceUnavailable
+from hubwatch.errors import (
+    RepoNotFound,
+    RepositoryDamaged,
+    SourceError,
+    SourceTimedOut,
+    SourceUnavailable,
+)
 from hubwatch.models import RepoRef, redact_text
 from hubwatch.models.revision import MISSING_OBJECT
 from hubwatch.sources.gitparse import BatchObject, read_batch
@@ -80,7 +86,7 @@ def credential_env(credentials: Mapping[str, str]) -> dict[str, str]:
 
 
 class GitRunner:
-    """Runs git commands with a timeout; a failure is GitFailed, a timeout SourceUnavailable."""
+    """Runs git commands with a timeout; a failure is GitFailed, a timeout SourceTimedOut."""
 
     def __init__(self, timeout_s: float, credentials: Mapping[str, str] | None = None) -> None:
         self.timeout_s = timeout_s
@@ -100,7 +106,7 @@ class GitRunner:
                 check=False,
             )
         except subprocess.TimeoutExpired as exc:
-            raise SourceUnavailable(f"git {args[0]} timed out after {self.timeout_s:.0f}s") from exc
+            raise SourceTimedOut(f"git {args[0]} timed out after {self.timeout_s:.0f}s") from exc
         if proc.returncode != 0:
             raise GitFailed(args[0], clean_stderr(proc.stderr))
         return proc.stdout, proc.stderr

@@ -29,6 +29,7 @@ from hubwatch.errors import (
     RevisionNotFound,
     SourceError,
     SourceOffline,
+    SourceTimedOut,
     SourceUnavailable,
     UnexpectedResponse,
 )
@@ -154,8 +155,10 @@ def translate(repo: RepoRef, exc: Exception, reading: str | None = None) -> Exce
         return RepoNotFound(f"{name}: repo not found on the Hub")
     if isinstance(exc, hf_errors.HfHubHTTPError):
         return _http_error(name, exc.response, reading)
+    if isinstance(exc, httpx2.TimeoutException):
+        return SourceTimedOut(f"{name}: cannot reach the Hub (no answer: {type(exc).__name__})")
     if isinstance(exc, httpx2.HTTPError):
-        # timeouts, resets, truncated bodies (RemoteProtocolError), refused connections
+        # resets, truncated bodies (RemoteProtocolError), refused connections
         return SourceUnavailable(f"{name}: cannot reach the Hub ({type(exc).__name__})")
     if isinstance(exc, ValueError | KeyError | TypeError):
         # a body that is not JSON (json.JSONDecodeError is a ValueError) or JSON of another
