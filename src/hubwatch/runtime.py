@@ -73,9 +73,10 @@ def hub_listing(settings: Settings) -> HubSource:
 
 
 @contextmanager
-def runtime(settings: Settings) -> Iterator[Runtime]:
-    """Open everything for one command and close it afterwards."""
-    store = open_store(settings)
+def runtime(settings: Settings, *, or_read_only: bool = False) -> Iterator[Runtime]:
+    """Open everything for one command and close it afterwards; `or_read_only`: over a store
+    that only reads (`store.read_only` says why) where it cannot be written."""
+    store = open_store(settings, or_read_only=or_read_only)
     token = settings.hf_token.get_secret_value() if settings.hf_token else None
     sources: dict[SourceKind, RevisionSource] = {
         SourceKind.HUB: HubSource(

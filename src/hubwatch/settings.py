@@ -111,6 +111,12 @@ class Settings(BaseSettings):
     the token too, and only `/healthz` stays public."""
     api_max_body_bytes: int = Field(default=1 * MiB, gt=0)
     """Largest request body the API accepts (413 beyond it, before any of it is parsed)."""
+    api_request_timeout_s: float = Field(default=30.0, gt=0)
+    """Seconds a client has to send a whole request (head and body), from when it connects or
+    gets its previous answer; the connection is closed past it."""
+    api_keep_alive_s: int = Field(default=5, ge=1)
+    """Seconds an idle kept-alive connection stays open after an answer (uvicorn's
+    `timeout_keep_alive`)."""
     public_url: str | None = None
     """The base URL people reach `hubwatch serve` at (`https://hubwatch.example.org`): feed links
     are built from it, never from a request's Host; default `http://<api_host>:<api_port>`."""
