@@ -211,9 +211,12 @@ class WebhookUrlRefused(UrlRefused):
     """A webhook URL we will not send to (scheme, or a host in a refused network)."""
 
 
-class GitUrlRefused(UrlRefused):
+class GitUrlRefused(UrlRefused, SourceError):
     """A git URL we will not fetch: a host resolving into a refused network, a scheme git may
-    not use, a host name curl and Python could read apart, or a local path over the API."""
+    not use, a host name curl and Python could read apart, or a local path over the API. A
+    SourceError too (GitSource raises it before it connects), of the whole repo."""
+
+    per_file = False
 
 
 class CredentialsInUrl(HubwatchError):

@@ -18,6 +18,7 @@ from hubwatch.notify.outbox import WebhookNotifier
 from hubwatch.settings import AdvisoryServiceKind, Settings
 from hubwatch.sources.base import RevisionSource
 from hubwatch.sources.git import GitSource
+from hubwatch.sources.giturls import GitUrlPolicy
 from hubwatch.sources.hub import HubSource
 from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.base import Store
@@ -89,6 +90,7 @@ def runtime(settings: Settings, *, or_read_only: bool = False) -> Iterator[Runti
             settings.mirrors_dir,
             settings.git_timeout_s,
             {host: s.get_secret_value() for host, s in settings.git_credentials.items()},
+            GitUrlPolicy.from_settings(settings),  # hosts checked again before each fetch
         ),
     }
     service = advisory_service(settings)

@@ -123,7 +123,8 @@ class Settings(BaseSettings):
     webhook_allow_http: bool = False
     """Accept `http://` webhook URLs (default: https only)."""
     webhook_allowed_networks: list[str] = Field(default_factory=list)
-    """CIDRs webhook hosts may resolve into although private, loopback or link-local (JSON list)."""
+    """CIDRs webhook hosts, and git hosts, may resolve into although private, loopback or
+    link-local (JSON list)."""
     webhook_timeout_s: float = Field(default=10.0, gt=0)
     """Timeout of one webhook delivery attempt."""
     webhook_interval_s: float = Field(default=5.0, gt=0)

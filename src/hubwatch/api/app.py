@@ -52,8 +52,9 @@ def create_app(
     app.state.settings = settings
     app.state.differs = load_differs(settings) if differs is None else differs
     app.add_middleware(ETagMiddleware)
-    if store.read_only is not None:
-        app.add_middleware(ReadOnlyMiddleware, reason=store.read_only)
+    read_only = getattr(store, "read_only", None)  # None: a stand-in store (the spec alone)
+    if read_only is not None:
+        app.add_middleware(ReadOnlyMiddleware, reason=read_only)
     # Outermost: tokens and the body limit are checked before any route (or body parser) runs.
     app.add_middleware(GuardMiddleware, settings=settings)
 

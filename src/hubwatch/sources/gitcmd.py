@@ -6,7 +6,7 @@ import base64
 import os
 import re
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from hubwatch.errors import (
@@ -93,12 +93,17 @@ class GitRunner:
         self._extra_env = credential_env(credentials or {})
 
     def run(
-        self, *args: str, cwd: Path | None = None, stdin: bytes | None = None
+        self,
+        *args: str,
+        cwd: Path | None = None,
+        stdin: bytes | None = None,
+        options: Sequence[str] = (),
     ) -> tuple[bytes, bytes]:
-        """(stdout, stderr) of a git command that succeeded."""
+        """(stdout, stderr) of a git command that succeeded; `options` go before the command
+        (`-c key=value`)."""
         try:
             proc = subprocess.run(
-                ["git", *(["-C", str(cwd)] if cwd else []), *args],
+                ["git", *options, *(["-C", str(cwd)] if cwd else []), *args],
                 input=stdin,
                 capture_output=True,
                 timeout=self.timeout_s,
@@ -111,9 +116,15 @@ class GitRunner:
             raise GitFailed(args[0], clean_stderr(proc.stderr))
         return proc.stdout, proc.stderr
 
-    def __call__(self, *args: str, cwd: Path | None = None, stdin: bytes | None = None) -> bytes:
+    def __call__(
+        self,
+        *args: str,
+        cwd: Path | None = None,
+        stdin: bytes | None = None,
+        options: Sequence[str] = (),
+    ) -> bytes:
         """stdout of a git command that succeeded."""
-        return self.run(*args, cwd=cwd, stdin=stdin)[0]
+        return self.run(*args, cwd=cwd, stdin=stdin, options=options)[0]
 
     def batch(self, mirror: Path, oids: list[str], *, check: bool = False) -> list[BatchObject]:
         """Many objects read with one `git cat-file --batch` (sizes only with `check`), in order."""
