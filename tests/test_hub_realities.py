@@ -4,6 +4,7 @@ histories, offline mode, the User-Agent, a CDN refusing one file, mis-cased repo
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -23,10 +24,12 @@ from hubwatch.errors import EXIT_UNREACHABLE, SourceOffline, TokenRefused
 from hubwatch.models import EventKind, ReadStatus, RepoRef, RepoState, SourceKind
 from hubwatch.settings import Settings
 from hubwatch.sources.hub import HubSource
+from hubwatch.sources.hubhttp import AGENT_REGISTRY
 from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.sql import SqlStore
 from hubwatch.tracker.poll import Tracker
 from hubwatch.worker.discovery import Discovery
+from tests.conftest import DATA
 from tests.support.asgi import InProcess
 from tests.support.gitrepo import CommitSpec, add_commits, make_repo, safetensors_bytes
 from tests.support.hubsim import HubSimulator
@@ -224,6 +227,36 @@ def test_every_request_carries_the_user_agent_lfs_cdn_ranges_listings_and_errors
         r for r in hub.requests if not (r.agent or "").startswith(f"hubwatch/{__version__}")
     ]
     assert unsigned == []
+
+
+def test_no_request_leaves_without_the_user_agent_not_even_huggingface_hubs_own(
+    hub: HubSimulator, tmp_path: Path
+) -> None:
+    # huggingface_hub fetches an "agent harness" registry from HF_ENDPOINT to decorate its
+    # User-Agent (the real trace's first exchange, with httpx's own User-Agent): refused
+    trace = json.loads((DATA / "hub-traces" / "ref-download-plain.json").read_text())
+    first = trace["exchanges"][0]
+    assert first["path"] == AGENT_REGISTRY
+    assert not first["request_headers"]["User-Agent"][0].startswith("hubwatch")
+    _repo(hub, tmp_path, "org/model")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HUBWATCH_", "HF_"))}
+    env |= {
+        "HF_ENDPOINT": hub.url,  # where huggingface_hub itself would send it
+        "HF_HOME": str(tmp_path / "hf-home"),  # no registry cached from an earlier run
+        "HUBWATCH_DATA_DIR": str(tmp_path / "data"),
+        "HUBWATCH_ADVISORY_SERVICE": "off",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "hubwatch", "track", "org/model"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert hub.requests and not [r for r in hub.requests if r.path.startswith(AGENT_REGISTRY)]
+    assert all((r.agent or "").startswith(f"hubwatch/{__version__}") for r in hub.requests)
+    assert not (tmp_path / "hf-home").exists()  # and nothing written under HF_HOME
 
 
 # -- a CDN refusing one file -----------------------------------------------------------------

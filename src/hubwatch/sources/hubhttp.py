@@ -37,6 +37,13 @@ from hubwatch.models import RepoRef
 from hubwatch.outbound import client
 from hubwatch.sources.pacing import Pacer, bucket_of
 
+AGENT_REGISTRY = "/api/agent-harnesses"
+"""NOTE: huggingface_hub's User-Agent builder (utils/_headers.py `_http_user_agent`, behind every
+`build_hf_headers`) asks utils/_detect_agent.py which AI agent runs the process, and that fetches
+this registry from `huggingface_hub.constants.ENDPOINT` (HF_ENDPOINT, or huggingface.co: not
+hubwatch's endpoint) once per process, without hubwatch's User-Agent, and caches it under HF_HOME.
+Telemetry hubwatch does not send: refused before it leaves (the detection reads a failure as "no
+agent"; the real trace, tests/data/hub-traces/ref-download-plain.json exchange 1, shows it)."""
 _CDN_REFUSALS = range(400, 500)
 """What a CDN answers that concerns the one file (an expired signed URL: 403), except below."""
 _CDN_OTHERWISE = (404, 408, 416, 429)
@@ -56,6 +63,10 @@ def configure_session(
     def pace(request: httpx2.Request) -> None:
         pacer.before(bucket_of(request.url.path))
 
+    def no_telemetry(request: httpx2.Request) -> None:
+        if request.url.path == AGENT_REGISTRY:
+            raise httpx2.RequestError("hubwatch sends no telemetry", request=request)
+
     def learn(response: httpx2.Response) -> None:
         pacer.after(response.headers.get("RateLimit"), response.headers.get("RateLimit-Policy"))
         bucket = bucket_of(response.request.url.path) or "other"
@@ -68,7 +79,7 @@ def configure_session(
     def factory() -> httpx2.Client:
         return client.client(
             timeout_s,
-            before=[hf_request_event_hook, pace],
+            before=[no_telemetry, hf_request_event_hook, pace],
             after=[learn],
             follow_redirects=True,
             transport=transport,
