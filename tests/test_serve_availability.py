@@ -25,6 +25,7 @@ from hubwatch.server import api_server
 from hubwatch.settings import Settings
 from hubwatch.store.sql import SqlStore, open_store
 from tests.support.asgi import InProcess
+from tests.support.require import REQUIRE_NAMESPACES, require
 from tests.support.served import fill
 
 TOKEN = "availability-token"
@@ -52,10 +53,11 @@ READ_ONLY = 'mount --bind "$DATA" "$DATA" && mount -o remount,bind,ro "$DATA" &&
 
 def _namespaces() -> None:
     if shutil.which("unshare") is None:
-        pytest.skip("needs util-linux's unshare (a private mount namespace)")
+        require(REQUIRE_NAMESPACES, "needs util-linux's unshare (a private mount namespace)")
     done = subprocess.run(["unshare", "-rm", "true"], capture_output=True, check=False)
     if done.returncode != 0:
-        pytest.skip(f"no private mount namespace here: {done.stderr.decode().strip()}")
+        reason = done.stderr.decode().strip()
+        require(REQUIRE_NAMESPACES, f"no private mount namespace here (unshare -rm: {reason})")
 
 
 @pytest.fixture
