@@ -44,6 +44,9 @@ _LISTINGS_KEPT = 8
 _READ_WHOLE_MAX = 8 * 1024 * 1024
 """Blobs up to this size are range-read whole through the snapshot's `cat-file --batch`;
 larger ones (weights kept in git, not LFS) are streamed and cut off after the range."""
+LS_REMOTE_S = 60.0
+"""At most this for one `git ls-remote` (one round trip; a clone or fetch may take
+HUBWATCH_GIT_TIMEOUT_S): a black-holed git host costs discovery a minute, not ten."""
 _FRESH_S = 30.0
 """How long a sync by `status()` spares the next `list_commits()` (or, after a clone, the
 next `status()`) another fetch: both belong to the same poll."""
@@ -116,7 +119,12 @@ class GitSource(RevisionSource):
     def _follow_head(self, mirror: Path, options: list[str]) -> None:
         """Point the mirror's HEAD where the remote's points now: a clone sets it, a fetch
         leaves it, and a repo tracked without a branch follows the remote's default one."""
-        out = self._git("ls-remote", "--symref", "origin", "HEAD", cwd=mirror, options=options)
+        out = self._git(
+            *("ls-remote", "--symref", "origin", "HEAD"),
+            cwd=mirror,
+            options=options,
+            timeout_s=LS_REMOTE_S,
+        )
         for line in out.decode("utf-8", "replace").splitlines():
             target, _, name = line.removeprefix("ref: ").partition("\t")
             if line.startswith("ref: ") and name == "HEAD" and target.startswith("refs/heads/"):
@@ -200,7 +208,9 @@ class GitSource(RevisionSource):
             raise RevisionNotFound(f"{repo.repo_id}: invalid branch {repo.branch!r}")
         url, options = self._remote(repo)
         try:
-            raw = self._git("ls-remote", "--", url, repo.branch, options=options)
+            raw = self._git(
+                "ls-remote", "--", url, repo.branch, options=options, timeout_s=LS_REMOTE_S
+            )
         except GitFailed as exc:
             raise SourceUnavailable(f"{repo.repo_id}: git ls-remote failed: {exc.stderr}") from None
         refs: dict[str, str] = {}

@@ -98,20 +98,22 @@ class GitRunner:
         cwd: Path | None = None,
         stdin: bytes | None = None,
         options: Sequence[str] = (),
+        timeout_s: float | None = None,
     ) -> tuple[bytes, bytes]:
         """(stdout, stderr) of a git command that succeeded; `options` go before the command
-        (`-c key=value`)."""
+        (`-c key=value`); `timeout_s`: a shorter timeout than the runner's."""
+        limit = min(self.timeout_s, timeout_s or self.timeout_s)
         try:
             proc = subprocess.run(
                 ["git", *options, *(["-C", str(cwd)] if cwd else []), *args],
                 input=stdin,
                 capture_output=True,
-                timeout=self.timeout_s,
+                timeout=limit,
                 env={**git_env(), **self._extra_env},
                 check=False,
             )
         except subprocess.TimeoutExpired as exc:
-            raise SourceTimedOut(f"git {args[0]} timed out after {self.timeout_s:.0f}s") from exc
+            raise SourceTimedOut(f"git {args[0]} timed out after {limit:.0f}s") from exc
         if proc.returncode != 0:
             raise GitFailed(args[0], clean_stderr(proc.stderr))
         return proc.stdout, proc.stderr
@@ -122,9 +124,10 @@ class GitRunner:
         cwd: Path | None = None,
         stdin: bytes | None = None,
         options: Sequence[str] = (),
+        timeout_s: float | None = None,
     ) -> bytes:
         """stdout of a git command that succeeded."""
-        return self.run(*args, cwd=cwd, stdin=stdin, options=options)[0]
+        return self.run(*args, cwd=cwd, stdin=stdin, options=options, timeout_s=timeout_s)[0]
 
     def batch(self, mirror: Path, oids: list[str], *, check: bool = False) -> list[BatchObject]:
         """Many objects read with one `git cat-file --batch` (sizes only with `check`), in order."""
