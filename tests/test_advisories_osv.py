@@ -146,3 +146,17 @@ def test_a_failed_download_keeps_the_previous_database(sim: OsvSim, tmp_path: Pa
             download_database(client, sim.url, tmp_path)
     assert (tmp_path / "PyPI" / "all.zip").read_bytes() == before
     assert [p.name for p in (tmp_path / "PyPI").iterdir()] == ["all.zip"]
+
+
+def test_every_osv_request_names_hubwatch_api_and_database_download(
+    sim: OsvSim, service: OsvService, tmp_path: Path
+) -> None:
+    from hubwatch import __version__
+    from hubwatch.runtime import download_advisories
+    from hubwatch.settings import Settings
+
+    service.query_all([pin("transformers", "4.36.0")])  # querybatch, then vulns by id
+    settings = Settings(data_dir=tmp_path, osv_database_url=sim.url, advisory_service="offline")
+    assert download_advisories(settings)["PyPI"] > 0
+    assert sim.calls["querybatch"] and sim.calls["vulns"] and sim.calls["all.zip"]
+    assert sim.agents and all(a == f"hubwatch/{__version__}" for a in sim.agents), sim.agents

@@ -4,6 +4,7 @@ histories, offline mode, the User-Agent, a CDN refusing one file, mis-cased repo
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -23,10 +24,12 @@ from hubwatch.errors import EXIT_UNREACHABLE, SourceOffline, TokenRefused
 from hubwatch.models import EventKind, ReadStatus, RepoRef, RepoState, SourceKind
 from hubwatch.settings import Settings
 from hubwatch.sources.hub import HubSource
+from hubwatch.sources.hubhttp import AGENT_REGISTRY
 from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.sql import SqlStore
 from hubwatch.tracker.poll import Tracker
 from hubwatch.worker.discovery import Discovery
+from tests.conftest import DATA
 from tests.support.asgi import InProcess
 from tests.support.gitrepo import CommitSpec, add_commits, make_repo, safetensors_bytes
 from tests.support.hubsim import HubSimulator
@@ -198,6 +201,62 @@ def test_the_user_agent_names_hubwatch_and_its_version(
     _tracker(store, HubSource(hub.url, TOKEN, timeout_s=5)).track(RepoRef("org/model"))
     agents = {r.agent for r in hub.requests}
     assert agents and all((a or "").startswith(f"hubwatch/{__version__}; hf_hub/") for a in agents)
+
+
+def test_every_request_carries_the_user_agent_lfs_cdn_ranges_listings_and_errors_included(
+    store: SqlStore, hub: HubSimulator, tmp_path: Path
+) -> None:
+    shard = safetensors_bytes({"model.embed.weight": ("BF16", [64, 8])})
+    files = {"model.safetensors": shard, "config.json": b"{}", "README.md": b"# m\n"}
+    make_repo(tmp_path / "up", [CommitSpec(files)], lfs_dir=tmp_path / "lfs")
+    hub.add_repo("org/lfs", tmp_path / "up", lfs_dir=tmp_path / "lfs")
+    source = HubSource(hub.url, "hf_not_a_valid_token", timeout_s=5)
+    _tracker(store, source).track(RepoRef("org/lfs"))  # model info, commits, tree, resolves
+    hub.rename("org/lfs", "org/lfs-renamed")
+    source.status(RepoRef("org/lfs"))  # a 307 to the new name, followed
+    source.head(RepoRef("org/lfs-renamed"))  # the resolver, without following
+    list(source.recently_modified(5))  # the listing
+    source.derivatives("org/base")
+    hub.set_state("org/lfs-renamed", private=True)
+    with pytest.raises(TokenRefused):
+        source.status(RepoRef("org/lfs-renamed"))  # a 401, then whoami-v2
+    routes = {r.route for r in hub.requests}
+    assert {"cdn", "resolve", "tree", "commits", "models-list", "whoami"} <= routes, routes
+    assert any(r.range for r in hub.requests if r.route == "cdn")  # header range reads
+    unsigned = [
+        r for r in hub.requests if not (r.agent or "").startswith(f"hubwatch/{__version__}")
+    ]
+    assert unsigned == []
+
+
+def test_no_request_leaves_without_the_user_agent_not_even_huggingface_hubs_own(
+    hub: HubSimulator, tmp_path: Path
+) -> None:
+    # huggingface_hub fetches an "agent harness" registry from HF_ENDPOINT to decorate its
+    # User-Agent (the real trace's first exchange, with httpx's own User-Agent): refused
+    trace = json.loads((DATA / "hub-traces" / "ref-download-plain.json").read_text())
+    first = trace["exchanges"][0]
+    assert first["path"] == AGENT_REGISTRY
+    assert not first["request_headers"]["User-Agent"][0].startswith("hubwatch")
+    _repo(hub, tmp_path, "org/model")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HUBWATCH_", "HF_"))}
+    env |= {
+        "HF_ENDPOINT": hub.url,  # where huggingface_hub itself would send it
+        "HF_HOME": str(tmp_path / "hf-home"),  # no registry cached from an earlier run
+        "HUBWATCH_DATA_DIR": str(tmp_path / "data"),
+        "HUBWATCH_ADVISORY_SERVICE": "off",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "hubwatch", "track", "org/model"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert hub.requests and not [r for r in hub.requests if r.path.startswith(AGENT_REGISTRY)]
+    assert all((r.agent or "").startswith(f"hubwatch/{__version__}") for r in hub.requests)
+    assert not (tmp_path / "hf-home").exists()  # and nothing written under HF_HOME
 
 
 # -- a CDN refusing one file -----------------------------------------------------------------

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.slow
 TOKEN = "writer-token-0123456789"
 CANARY = "CANARYtok3n9f8e7d6"
 """Planted wherever a credential can enter; no answer, page, export or log line may hold it."""
-LEGACY_URL = f"https://someone:{CANARY}@127.0.0.1:9/canary.git"
+LEGACY_URL = f"https://someone:{CANARY}@127.0.0.9:9/canary.git"
 """A URL stored before credentials were split off (the row is written directly)."""
 PUBLIC_URL = "https://hubwatch.example.org"
 BREAKING = Change("generation.stop_tokens", Severity.BREAKING, "Stop tokens changed.", "g.json")
@@ -88,7 +88,10 @@ def served(
         "HUBWATCH_API_PUBLIC_READS": "true" if request.param == "public" else "false",
         "HUBWATCH_API_MAX_BODY_BYTES": "65536",
         "HUBWATCH_PUBLIC_URL": PUBLIC_URL,
-        "HUBWATCH_GIT_CREDENTIALS": json.dumps({"127.0.0.1": f"someone:{CANARY}"}),
+        "HUBWATCH_GIT_CREDENTIALS": json.dumps({"127.0.0.9": f"someone:{CANARY}"}),
+        # git hosts in loopback are refused unless allowed (tests/test_git_urls.py): this one
+        # address only, so that webhooks to 127.0.0.1 are still refused below
+        "HUBWATCH_WEBHOOK_ALLOWED_NETWORKS": '["127.0.0.9/32"]',
         "HUBWATCH_HF_ENDPOINT": "http://127.0.0.1:9",  # nothing listens: polls fail at once
         "HUBWATCH_RETRIES": "0",
         "HUBWATCH_ADVISORY_SERVICE": "off",
@@ -165,7 +168,7 @@ def test_no_output_carries_the_credentials_of_a_url(served: Served, tmp_path: Pa
             answer = api.get(path)
             assert answer.status_code == 200, path
             seen.append(answer.text)
-        assert api.get("/api/v1/repos/git/canary").json()["url"] == "https://127.0.0.1:9/canary.git"
+        assert api.get("/api/v1/repos/git/canary").json()["url"] == "https://127.0.0.9:9/canary.git"
         # A URL with credentials for a host without any is refused; the answer does not echo them.
         refused = api.post(
             "/api/v1/repos",
@@ -183,10 +186,10 @@ def test_no_output_carries_the_credentials_of_a_url(served: Served, tmp_path: Pa
             json={
                 "repo_id": "git/kept",
                 "source": "git",
-                "url": f"https://u:{CANARY}@127.0.0.1:9/k",
+                "url": f"https://u:{CANARY}@127.0.0.9:9/k",
             },
         )
-        assert made.status_code == 201 and made.json()["url"] == "https://127.0.0.1:9/k"
+        assert made.status_code == 201 and made.json()["url"] == "https://127.0.0.9:9/k"
         seen.append(made.text)
         # The failing polls of both git repos end up as their last error, quoting the URL.
         deadline = time.monotonic() + 60
@@ -208,7 +211,7 @@ def test_no_output_carries_the_credentials_of_a_url(served: Served, tmp_path: Pa
         check=True,
     )
     files = list((tmp_path / "osv").rglob("*.json"))
-    assert files and any("127.0.0.1:9/canary.git" in f.read_text() for f in files)
+    assert files and any("127.0.0.9:9/canary.git" in f.read_text() for f in files)
     seen += [f.read_text() for f in files] + [exported.stdout, exported.stderr]
     time.sleep(0.5)  # the access log line of the last request is written after its answer
     seen.append(served.log())

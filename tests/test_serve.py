@@ -18,6 +18,7 @@ import httpx2
 import pytest
 from standardwebhooks import Webhook
 
+from hubwatch import __version__
 from hubwatch.models import MessageState
 from hubwatch.notify.signing import new_secret
 from hubwatch.store.sql import SqlStore
@@ -169,3 +170,6 @@ def test_killed_daemon_loses_no_webhook_and_each_event_arrives_once(tmp_path: Pa
     delivered = [a.message_id for a in attempts if a.state is MessageState.DELIVERED]
     assert sorted(delivered) == sorted(ids)
     assert {a.state for a in attempts} == {MessageState.DELIVERED, MessageState.FAILED}
+    # hubwatch says who it is on every request: to the Hub and its CDN, and to receivers
+    agents = {r.agent for r in hub.requests} | {r.headers["user-agent"] for r in receiver.requests}
+    assert agents and all((agent or "").startswith(f"hubwatch/{__version__}") for agent in agents)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 import textwrap
@@ -12,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from hubwatch.errors import WorkerConflict
+from hubwatch.errors import WorkerConflict, WorkerIdTaken
 from hubwatch.models import CommitSha, RepoRef, RepoStatus
 from hubwatch.store.sql import SqlStore
+from hubwatch.worker.work import worker_slot
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -195,3 +197,57 @@ def test_postgres_has_no_single_worker_slot(pg_url: str) -> None:
         pass
     for store in stores:
         store.close()
+
+
+# -- a worker restarted under its id ----------------------------------------------------------
+
+
+def test_a_worker_restarted_under_its_id_takes_its_leases_back_at_once(store: SqlStore) -> None:
+    _track(store, "org/a")
+    now = datetime.now(UTC)
+    store.wake(["org/a"], now)
+    assert store.claim_repos("host-a", now, lease_s=300)  # then the process is killed
+    assert store.claim_job("discovery", "host-a", now, lease_s=300)
+    assert store.claim_repos("host-a", now, lease_s=300) == []  # its lease holds for 300 s
+    with store.worker_slot("host-a") as freed:  # the same worker, started again
+        assert freed == 2
+        assert [c.repo_id for c in store.claim_repos("host-a", now, lease_s=300)] == ["org/a"]
+        assert store.claim_job("discovery", "host-a", now, lease_s=300)
+
+
+@pytest.mark.postgres
+def test_on_postgres_only_the_restarted_workers_own_leases_come_back(pg_url: str) -> None:
+    store = SqlStore(pg_url)
+    store.start()
+    try:
+        _track(store, "org/mine", "org/theirs")
+        now = datetime.now(UTC)
+        store.wake(["org/mine"], now)
+        store.claim_repos("host-a", now, lease_s=300)
+        store.wake(["org/theirs"], now)
+        store.claim_repos("host-b", now, lease_s=300)  # a live worker's, on another host
+        with store.worker_slot("host-a") as freed:
+            assert freed == 1
+            assert [c.repo_id for c in store.claim_repos("host-a", now, 300)] == ["org/mine"]
+            assert store.renew_lease("org/theirs", "host-b", now + timedelta(seconds=300))
+    finally:
+        store.close()
+
+
+@pytest.mark.postgres
+def test_on_postgres_a_live_workers_id_is_not_taken_twice(pg_url: str) -> None:
+    stores = [SqlStore(pg_url) for _ in range(2)]
+    for store in stores:
+        store.start()
+    try:
+        with stores[0].worker_slot("host-a"):
+            with pytest.raises(WorkerIdTaken, match="host-a"), stores[1].worker_slot("host-a"):
+                pass
+            # without an id of its own, a second worker of this host numbers itself
+            with worker_slot(stores[1]) as first, worker_slot(stores[0]) as second:
+                assert (first, second) == (socket.gethostname(), f"{socket.gethostname()}-2")
+        with stores[1].worker_slot("host-a"):  # the first one stopped: the id is free
+            pass
+    finally:
+        for store in stores:
+            store.close()

@@ -3,15 +3,26 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import struct
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from hubwatch.errors import EXIT_DAMAGED, ContentUnavailable, RepositoryDamaged
-from hubwatch.models import CommitSha, EventKind, ReadStatus, RepoRef, RepoState, SourceKind
+from hubwatch.models import (
+    FOLLOW_HEAD,
+    CommitSha,
+    EventKind,
+    ReadStatus,
+    RepoRef,
+    RepoState,
+    SourceKind,
+)
 from hubwatch.sources.git import GitSource
 from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.sql import SqlStore
@@ -478,3 +489,40 @@ def test_a_backfill_reads_every_revision_through_one_cat_file_and_fetches_nothin
     trace.unlink()
     assert tracker.poll("org/m").new
     assert [argv[0] for argv in git_commands(trace)].count("fetch") == 1
+
+
+def test_a_remote_whose_default_branch_is_not_main_is_followed_without_a_branch(
+    store: SqlStore, tmp_path: Path
+) -> None:
+    upstream = tmp_path / "up"
+    make_repo(upstream, [CommitSpec({"config.json": CONFIG}, branch="trunk")])
+    git(upstream, "symbolic-ref", "HEAD", "refs/heads/trunk")  # no `main` at all
+    tracker = make_tracker(store, tmp_path)
+    source = tracker.sources[SourceKind.GIT]
+    ref = RepoRef("org/trunk", SourceKind.GIT, str(upstream), FOLLOW_HEAD)
+    assert len(tracker.track(ref).new) == 1
+    [tip] = add_commits(upstream, [CommitSpec({"config.json": CONFIG + b" "}, branch="trunk")])
+    assert source.head(ref) == tip  # discovery's check follows HEAD too
+    assert tracker.poll("org/trunk").new == [tip]
+    # the remote's default branch moves to another: followed
+    [moved] = add_commits(upstream, [CommitSpec({"README.md": b"# next"}, branch="next")])
+    git(upstream, "symbolic-ref", "HEAD", "refs/heads/next")
+    assert source.head(ref) == moved
+    assert tracker.poll("org/trunk").new == [moved]
+    assert store.get_repo("org/trunk").head == moved
+
+
+def test_track_without_a_branch_follows_a_git_remotes_head(tmp_path: Path) -> None:
+    upstream = tmp_path / "up"
+    make_repo(upstream, [CommitSpec({"config.json": CONFIG}, branch="develop")])
+    git(upstream, "symbolic-ref", "HEAD", "refs/heads/develop")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HUBWATCH_", "HF_"))}
+    env |= {"HUBWATCH_DATA_DIR": str(tmp_path / "data"), "HUBWATCH_ADVISORY_SERVICE": "off"}
+    hubwatch = [sys.executable, "-m", "hubwatch"]
+    track = [*hubwatch, "track", "org/dev", "--source", "git", "--url", str(upstream)]
+    done = subprocess.run(track, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "1 new revision" in done.stderr
+    listed = subprocess.run([*hubwatch, "list", "--json"], env=env, capture_output=True, text=True)
+    [repo] = json.loads(listed.stdout)
+    assert repo["ref"]["branch"] == FOLLOW_HEAD

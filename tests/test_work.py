@@ -102,3 +102,40 @@ def test_a_second_worker_on_sqlite_exits_with_a_clear_error(tmp_path: Path) -> N
         assert first.stderr is not None
         first.stderr.close()
     assert first.returncode == 0  # SIGTERM is a graceful stop
+
+
+def test_a_worker_killed_mid_backfill_resumes_at_once_when_restarted(tmp_path: Path) -> None:
+    # the lease of the killed worker lasts 300 s (the default): only its restart, under the
+    # same worker id, may take the repo back before then
+    specs = [CommitSpec({"config.json": f'{{"step": {i}}}'.encode()}) for i in range(40)]
+    make_repo(tmp_path / "up", specs)
+    data = tmp_path / "data"
+    data.mkdir()
+    url = f"sqlite:///{data / 'hubwatch.db'}"
+    store = SqlStore(url)
+    store.start()
+    store.add_repo(RepoRef("org/git", SourceKind.GIT, str(tmp_path / "up")))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HUBWATCH_", "HF_"))}
+    env |= {"HUBWATCH_DATA_DIR": str(data), "HUBWATCH_ADVISORY_SERVICE": "off"}
+    command = [sys.executable, "-m", "hubwatch", "worker"]
+    try:
+        first = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while len(store.history("org/git")) < 3:  # mid-backfill, holding the repo's lease
+            assert time.monotonic() < deadline and first.poll() is None
+            time.sleep(0.05)
+        first.kill()
+        first.wait(timeout=30)
+        assert len(store.history("org/git")) < 40
+        second = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 120  # well within the dead worker's lease
+            while len(store.history("org/git")) < 40:
+                assert time.monotonic() < deadline and second.poll() is None
+                time.sleep(0.1)
+        finally:
+            second.terminate()
+            _, log = second.communicate(timeout=60)
+        assert "leases_reclaimed" in log
+    finally:
+        store.close()

@@ -2,15 +2,17 @@
 
 Jobs of one worker process:
 
-- `work`, every `work_tick_s`: change discovery when it is due and no other worker runs it,
-  then poll the woken repos one by one under a lease (`hubwatch.worker.work.Worker`);
+- `discovery`, every `work_tick_s`: change discovery when it is due and no other worker runs
+  it (`hubwatch.worker.work.Worker.discover`);
+- `work`, every `work_tick_s`: poll the woken repos under a lease, `poll_concurrency` at a time,
+  each in its own thread, a stuck one abandoned after `poll_timeout_s` (`Worker.work`);
 - `advisories`, every `advisory_refresh_s`: refresh the advisory data and re-check every
   revision, run by one worker of many at a time;
 - any `extra_jobs` a caller passes: the hook point for webhook delivery (the notify work) and
   anything else periodic. Each names whether one worker of many runs it at a time.
 
-SIGTERM or SIGINT stops the worker gracefully: the revision being stored is finished, the rest
-of that repo is released to other workers, and the process exits.
+SIGTERM or SIGINT stops the worker gracefully: the revisions being stored are finished, the rest
+of those repos is released to other workers, and the process exits.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from hubwatch.runtime import Runtime, refresh_advisories
 from hubwatch.settings import AdvisoryServiceKind
 from hubwatch.store.scheduling import ScheduleStore
 from hubwatch.worker.discovery import Discovery
-from hubwatch.worker.work import Worker
+from hubwatch.worker.work import Worker, worker_slot
 
 log = structlog.get_logger(__name__)
 
@@ -62,6 +64,9 @@ def make_worker(rt: Runtime, owner: str | None = None) -> Worker:
         interval_s=cfg.poll_interval_s,
         lease_s=cfg.lease_s,
         owner=owner,
+        concurrency=cfg.poll_concurrency,
+        stall_s=cfg.poll_timeout_s,
+        tick_s=cfg.work_tick_s,  # polls still running go on while discovery runs again
     )
 
 
@@ -89,37 +94,21 @@ def run_forever(
     extra_jobs: Sequence[PeriodicJob] = (),
     metrics_port: int | None = None,
 ) -> None:
-    """Run a worker until SIGINT or SIGTERM; WorkerConflict if SQLite already has one."""
-    worker = make_worker(rt, owner)
+    """Run a worker until SIGINT or SIGTERM; WorkerConflict if SQLite already has one.
+
+    `owner`: the worker's id (else HUBWATCH_WORKER_ID, else the host's name): a worker
+    restarted under its id takes back at once the repos it held when it died.
+    """
     cfg = rt.settings
-    scheduler = BlockingScheduler(timezone=UTC)
-    scheduler.add_job(
-        worker.tick,
-        "interval",
-        seconds=min(cfg.work_tick_s, cfg.poll_interval_s),
-        next_run_time=datetime.now(UTC),
-        max_instances=1,  # a slow tick delays the next one instead of overlapping it
-        coalesce=True,
-        id="work",
-    )
-    for job in [*default_jobs(rt), *extra_jobs]:
-        scheduler.add_job(
-            _guarded(job, rt.store, worker),
-            "interval",
-            seconds=job.every_s,
-            next_run_time=datetime.now(UTC),
-            max_instances=1,
-            coalesce=True,
-            jitter=min(30.0, job.every_s / 10),
-            id=job.name,
-        )
+    with worker_slot(rt.store, owner or cfg.worker_id) as name:
+        worker = make_worker(rt, name)
+        scheduler = _scheduler(rt, worker, extra_jobs)
 
-    def stop(signum: int, _frame: FrameType | None) -> None:
-        log.info("daemon_stopping", signal=signal.Signals(signum).name)
-        worker.stopping.set()  # the current revision finishes; the rest of the repo is released
-        scheduler.shutdown(wait=True)
+        def stop(signum: int, _frame: FrameType | None) -> None:
+            log.info("daemon_stopping", signal=signal.Signals(signum).name)
+            worker.stopping.set()  # the current revisions finish; the rest is released
+            scheduler.shutdown(wait=True)
 
-    with rt.store.worker_slot(worker.owner):
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
         if metrics_port is not None:
@@ -131,6 +120,38 @@ def run_forever(
             metrics_port=metrics_port,
         )
         scheduler.start()
+        worker.wind_down()  # the polls still running stop at their next revision
+
+
+def _scheduler(rt: Runtime, worker: Worker, extra: Sequence[PeriodicJob]) -> BlockingScheduler:
+    """The worker's jobs: discovery, the polls, and the periodic ones."""
+    cfg = rt.settings
+    scheduler = BlockingScheduler(timezone=UTC)
+    every = min(cfg.work_tick_s, cfg.poll_interval_s)
+    # Two jobs, so that a slow discovery (a listing from a black-holed Hub) never holds up the
+    # polls of repos already woken; each delays its own next run when slow, never overlaps it.
+    for name, run in (("discovery", worker.discover), ("work", worker.work)):
+        scheduler.add_job(
+            run,
+            "interval",
+            seconds=every,
+            next_run_time=datetime.now(UTC),
+            max_instances=1,
+            coalesce=True,
+            id=name,
+        )
+    for job in [*default_jobs(rt), *extra]:
+        scheduler.add_job(
+            _guarded(job, rt.store, worker),
+            "interval",
+            seconds=job.every_s,
+            next_run_time=datetime.now(UTC),
+            max_instances=1,
+            coalesce=True,
+            jitter=min(30.0, job.every_s / 10),
+            id=job.name,
+        )
+    return scheduler
 
 
 def _guarded(job: PeriodicJob, store: ScheduleStore, worker: Worker) -> Callable[[], None]:

@@ -18,13 +18,16 @@ HubwatchError                    1  500
 │   ├── RepoDisabled             1  500  disabled by the Hub
 │   ├── RateLimited              1  500  429; carries retry_after seconds
 │   ├── SourceUnavailable        5  500  5xx, timeouts, dropped connections: worth retrying
+│   │   ├── SourceTimedOut       5  500  no answer within the timeout (a black-holed host)
 │   │   └── SourceOffline        5  500  HF_HUB_OFFLINE=1: no request is made, so none is retried
 │   ├── RepositoryDamaged        6  500  git objects missing or corrupt (upstream or in the mirror)
 │   ├── ContentUnavailable       1  500  bytes not readable here (an LFS pointer in a git mirror)
 │   ├── ContentTooLarge          1  500  a file or header over its size cap
 │   └── UnexpectedResponse       1  500  an answer the adapter cannot read (malformed): no retry
 ├── UnknownSubscription          3  404  a webhook subscription id the store does not know
-├── WebhookUrlRefused            2  422  a webhook URL not https, or pointing into a private network
+├── UrlRefused                   2  422  a URL hubwatch will not connect to
+│   ├── WebhookUrlRefused        2  422  a webhook URL not https, or pointing into a private network
+│   └── GitUrlRefused            2  422  a git URL into a private network, or a local path (API)
 ├── CredentialsInUrl             2  422  a git URL with `user:token@` for a host without a setting
 ├── InvalidChangeKind            2  422  a change kind not in dotted lower case (a ValueError too)
 ├── UnsafeContent                1  422  upstream JSON/YAML malformed or over a limit (a ValueError)
@@ -32,6 +35,7 @@ HubwatchError                    1  500
 ├── ProjectConfigError           2  422  a project's [tool.hubwatch] / .hubwatch.toml is malformed
 ├── StoreError                   1  503  the database refused something
 │   └── WorkerConflict           1  503  a second worker on a store that allows one (SQLite)
+│       └── WorkerIdTaken        1  503  a live worker already runs under this id (PostgreSQL)
 └── AdvisoryServiceError         7  500  anything an AdvisoryService raises: advisories unknown
     ├── OsvServiceError          7  500  the OSV.dev API failed (after retries) or answered nonsense
     └── OfflineDatabaseError     7  500  the local OSV database is missing, empty, damaged or stale
@@ -152,6 +156,11 @@ class SourceUnavailable(SourceError):
     per_file = False
 
 
+class SourceTimedOut(SourceUnavailable):
+    """No answer within the timeout: a host that accepts connections and never answers (what a
+    proxy or a firewall dropping packets does), a stalled body, a git command that hung."""
+
+
 class SourceOffline(SourceUnavailable):
     """Offline mode is on (HF_HUB_OFFLINE=1): the source is not asked at all."""
 
@@ -192,11 +201,23 @@ class UnknownSubscription(HubwatchError):
     http_status = HTTPStatus.NOT_FOUND
 
 
-class WebhookUrlRefused(HubwatchError):
-    """A webhook URL we will not send to (scheme, or a host in a refused network)."""
+class UrlRefused(HubwatchError):
+    """A URL hubwatch will not connect to: its scheme, or a host in a refused network."""
 
     exit_code = EXIT_USAGE
     http_status = HTTPStatus.UNPROCESSABLE_ENTITY
+
+
+class WebhookUrlRefused(UrlRefused):
+    """A webhook URL we will not send to (scheme, or a host in a refused network)."""
+
+
+class GitUrlRefused(UrlRefused, SourceError):
+    """A git URL we will not fetch: a host resolving into a refused network, a scheme git may
+    not use, a host name curl and Python could read apart, or a local path over the API. A
+    SourceError too (GitSource raises it before it connects), of the whole repo."""
+
+    per_file = False
 
 
 class CredentialsInUrl(HubwatchError):
@@ -250,6 +271,10 @@ class StoreError(HubwatchError):
 
 class WorkerConflict(StoreError):
     """Another worker already runs on a store that serves one (SQLite)."""
+
+
+class WorkerIdTaken(WorkerConflict):
+    """A live worker already holds this worker id (PostgreSQL: its session holds the id's lock)."""
 
 
 class AdvisoryServiceError(HubwatchError):

@@ -18,6 +18,7 @@ from hubwatch.notify.outbox import WebhookNotifier
 from hubwatch.settings import AdvisoryServiceKind, Settings
 from hubwatch.sources.base import RevisionSource
 from hubwatch.sources.git import GitSource
+from hubwatch.sources.giturls import GitUrlPolicy
 from hubwatch.sources.hub import HubSource
 from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.base import Store
@@ -75,9 +76,10 @@ def hub_listing(settings: Settings) -> HubSource:
 
 
 @contextmanager
-def runtime(settings: Settings) -> Iterator[Runtime]:
-    """Open everything for one command and close it afterwards."""
-    store = open_store(settings)
+def runtime(settings: Settings, *, or_read_only: bool = False) -> Iterator[Runtime]:
+    """Open everything for one command and close it afterwards; `or_read_only`: over a store
+    that only reads (`store.read_only` says why) where it cannot be written."""
+    store = open_store(settings, or_read_only=or_read_only)
     token = settings.hf_token.get_secret_value() if settings.hf_token else None
     sources: dict[SourceKind, RevisionSource] = {
         SourceKind.HUB: HubSource(
@@ -90,6 +92,7 @@ def runtime(settings: Settings) -> Iterator[Runtime]:
             settings.mirrors_dir,
             settings.git_timeout_s,
             {host: s.get_secret_value() for host, s in settings.git_credentials.items()},
+            GitUrlPolicy.from_settings(settings),  # hosts checked again before each fetch
         ),
     }
     service = advisory_service(settings)
@@ -119,11 +122,10 @@ def download_advisories(settings: Settings) -> dict[str, int]:
     """Download the offline OSV database afresh; bytes per ecosystem ({} unless offline)."""
     if settings.advisory_service is not AdvisoryServiceKind.OFFLINE:
         return {}
-    import httpx2
-
     from hubwatch.advisories.offline import download_database
+    from hubwatch.outbound import client as outbound
 
-    with httpx2.Client(timeout=httpx2.Timeout(settings.http_timeout_s)) as client:
+    with outbound.client(settings.http_timeout_s) as client:
         return download_database(client, settings.osv_database_url, settings.osv_database_dir)
 
 

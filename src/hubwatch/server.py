@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
+import signal
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import FrameType
 
+import h11
 import httpx2
 import structlog
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from hubwatch.api import create_app, hub_hooks_router, store_poller
 from hubwatch.daemon import PeriodicJob, run_forever
 from hubwatch.errors import HubwatchError
 from hubwatch.notify.delivery import DeliveryRetry, WebhookDeliverer
 from hubwatch.notify.urls import UrlPolicy
+from hubwatch.outbound import client as outbound
 from hubwatch.runtime import Runtime
 
 log = structlog.get_logger(__name__)
@@ -32,14 +38,72 @@ def deliverer(rt: Runtime, client: httpx2.Client) -> WebhookDeliverer:
     )
 
 
+def timed_protocol(request_timeout_s: float) -> type[asyncio.Protocol]:
+    """uvicorn's h11 protocol, with `request_timeout_s` for each request to arrive whole (head
+    and body) from when the connection opens or the answer before it is sent.
+
+    NOTE: uvicorn bounds only the wait between two requests (`timeout_keep_alive`, armed once an
+    answer is sent: protocols/http/h11_impl.py `on_response_complete`): a client that opens a
+    connection and sends nothing, or sends its head or body a byte at a time, holds the
+    connection for ever. Past the deadline the connection is closed; an application still
+    reading the body then gets `http.disconnect`.
+    """
+
+    class TimedH11Protocol(H11Protocol):
+        _deadline: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm()
+
+        def handle_events(self) -> None:
+            super().handle_events()
+            if self.conn.their_state is not h11.IDLE and self.conn.their_state is not h11.SEND_BODY:
+                self._disarm()  # the whole request is in (or the connection is done)
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._arm()  # the next request on this connection has as long
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            self._disarm()
+            if not self.transport.is_closing():
+                self._deadline = self.loop.call_later(request_timeout_s, self._expired)
+
+        def _disarm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _expired(self) -> None:
+            self._deadline = None
+            if not self.transport.is_closing():
+                self.transport.close()
+
+    return TimedH11Protocol
+
+
 @contextmanager
 def api_server(rt: Runtime, host: str, port: int) -> Iterator[uvicorn.Server]:
     """uvicorn serving the API in a thread until the block ends."""
-    secret = rt.settings.hub_webhook_secret
+    cfg = rt.settings
+    secret = cfg.hub_webhook_secret
     hooks = hub_hooks_router(secret.get_secret_value() if secret else None, store_poller(rt.store))
-    app = create_app(rt.store, rt.settings, routers=[hooks], differs=rt.differs)
-    # log_config=None: uvicorn's loggers go through our structlog chain.
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_config=None))
+    app = create_app(rt.store, cfg, routers=[hooks], differs=rt.differs)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_config=None,  # uvicorn's loggers go through our structlog chain
+        http=timed_protocol(cfg.api_request_timeout_s),
+        timeout_keep_alive=cfg.api_keep_alive_s,
+        timeout_graceful_shutdown=GRACEFUL_S,
+    )
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="api", daemon=True)
     thread.start()
     while not server.started:  # bound and listening, or failed (port taken…)
@@ -50,14 +114,22 @@ def api_server(rt: Runtime, host: str, port: int) -> Iterator[uvicorn.Server]:
         yield server
     finally:
         server.should_exit = True
-        thread.join(timeout=30)
+        thread.join(timeout=GRACEFUL_S + 5)
+
+
+GRACEFUL_S = 10
+"""How long a stopping `serve` lets requests in progress finish."""
 
 
 def serve(rt: Runtime, host: str, port: int) -> None:
-    """Serve the API and run the poll and webhook jobs until SIGINT or SIGTERM."""
+    """Serve the API and run the poll and webhook jobs until SIGINT or SIGTERM; over a store
+    that cannot be written, serve the API's reads alone (`serve_read_only`)."""
+    if rt.store.read_only is not None:
+        serve_read_only(rt, host, port)
+        return
     cfg = rt.settings
     notifier = rt.notifier
-    with httpx2.Client(timeout=httpx2.Timeout(cfg.webhook_timeout_s)) as client:
+    with outbound.client(cfg.webhook_timeout_s) as client:
         webhooks = deliverer(rt, client)
 
         def deliver() -> None:
@@ -68,3 +140,21 @@ def serve(rt: Runtime, host: str, port: int) -> None:
         with api_server(rt, host, port):
             log.info("api_started", host=host, port=port)
             run_forever(rt, extra_jobs=[PeriodicJob("webhooks", deliver, cfg.webhook_interval_s)])
+
+
+def serve_read_only(rt: Runtime, host: str, port: int) -> None:
+    """Serve the API's reads until SIGINT or SIGTERM: no polls and no deliveries (they write),
+    writes answered 503 with the reason. Restarted once the disk has room, `serve` is whole."""
+    log.warning("serving_read_only", reason=rt.store.read_only)
+    stopping = threading.Event()
+
+    def stop(signum: int, _frame: FrameType | None) -> None:
+        log.info("daemon_stopping", signal=signal.Signals(signum).name)
+        stopping.set()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    with api_server(rt, host, port):
+        log.info("api_started", host=host, port=port, read_only=True)
+        while not stopping.wait(1.0):
+            pass

@@ -87,6 +87,15 @@ class Settings(BaseSettings):
     """How often a worker looks for repos to poll (woken by discovery or a Hub webhook)."""
     lease_s: float = Field(default=300.0, gt=0)
     """How long a worker holds a repo without renewing; a dead worker's repos return after it."""
+    worker_id: str | None = Field(default=None, min_length=1, max_length=200)
+    """This worker's id in leases and logs (`hubwatch worker --id` too); default: the host's
+    name (`host-2`, `host-3`… for more workers of one host on PostgreSQL). A process restarted
+    under its id takes back at once the repos it held when it died."""
+    poll_concurrency: int = Field(default=4, ge=1, le=64)
+    """Repos one worker (or `serve`) polls at the same time, each in a thread of its own."""
+    poll_timeout_s: float = Field(default=1800.0, gt=0)
+    """A poll that stores no revision for this long is abandoned: recorded as failed, its repo
+    given back (polled again when next due), the other repos going on."""
     advisory_refresh_s: float = Field(default=86_400.0, ge=0)
     """How often workers refresh the advisory data and re-check every revision; 0: never."""
     hub_webhook_secret: SecretStr | None = None
@@ -102,13 +111,20 @@ class Settings(BaseSettings):
     the token too, and only `/healthz` stays public."""
     api_max_body_bytes: int = Field(default=1 * MiB, gt=0)
     """Largest request body the API accepts (413 beyond it, before any of it is parsed)."""
+    api_request_timeout_s: float = Field(default=30.0, gt=0)
+    """Seconds a client has to send a whole request (head and body), from when it connects or
+    gets its previous answer; the connection is closed past it."""
+    api_keep_alive_s: int = Field(default=5, ge=1)
+    """Seconds an idle kept-alive connection stays open after an answer (uvicorn's
+    `timeout_keep_alive`)."""
     public_url: str | None = None
     """The base URL people reach `hubwatch serve` at (`https://hubwatch.example.org`): feed links
     are built from it, never from a request's Host; default `http://<api_host>:<api_port>`."""
     webhook_allow_http: bool = False
     """Accept `http://` webhook URLs (default: https only)."""
     webhook_allowed_networks: list[str] = Field(default_factory=list)
-    """CIDRs webhook hosts may resolve into although private, loopback or link-local (JSON list)."""
+    """CIDRs webhook hosts, and git hosts, may resolve into although private, loopback or
+    link-local (JSON list)."""
     webhook_timeout_s: float = Field(default=10.0, gt=0)
     """Timeout of one webhook delivery attempt."""
     webhook_interval_s: float = Field(default=5.0, gt=0)

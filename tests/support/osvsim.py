@@ -42,6 +42,8 @@ class OsvSim:
     """(route, status or "malformed" / "wrong-shape") consumed one per matching request."""
     calls: Counter[str] = field(default_factory=Counter)
     batch_sizes: list[int] = field(default_factory=list)
+    agents: list[str | None] = field(default_factory=list)
+    """The User-Agent of every request, in order."""
     url: str = ""
 
     def fault(self, route: str, *what: int | str) -> None:
@@ -113,6 +115,12 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send(int(what), b'{"code": 13, "message": "internal"}')
         return True
+
+    def parse_request(self) -> bool:
+        parsed = super().parse_request()
+        if parsed:
+            self.sim.agents.append(self.headers.get("User-Agent"))
+        return parsed
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length", "0"))

@@ -16,6 +16,7 @@ from hubwatch.advisories.service import AdvisoryService
 from hubwatch.errors import OsvServiceError, UnsafeContent
 from hubwatch.formats.json import loads_bounded
 from hubwatch.models import AdvisoryMatch, Dependency, MatchStatus
+from hubwatch.outbound import client as outbound
 
 log = structlog.get_logger(__name__)
 
@@ -52,9 +53,7 @@ class OsvService(AdvisoryService):
         batch_size: int = MAX_BATCH,
     ) -> None:
         self._base = base_url.rstrip("/")
-        self._client = client or httpx2.Client(
-            timeout=httpx2.Timeout(timeout_s), headers={"User-Agent": "hubwatch"}
-        )
+        self._client = client or outbound.client(timeout_s)
         self._retries = retries
         self._max_wait_s = max_wait_s
         self._sleep = sleep

@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse
 
 from hubwatch import __version__
 from hubwatch.api.etag import ETagMiddleware
+from hubwatch.api.readonly import ReadOnlyMiddleware
 from hubwatch.api.routes import (
     advisories,
     badges,
@@ -40,7 +41,7 @@ def create_app(
     """The API, badges, feeds and pages over `store`; `routers` are mounted as well.
 
     `differs` compare two revisions on `/diff`: the built-ins and the installed plugins unless
-    given.
+    given. Over a store that only reads (`store.read_only`), writes answer 503 with its reason.
     """
     app = FastAPI(
         title="hubwatch",
@@ -51,6 +52,9 @@ def create_app(
     app.state.settings = settings
     app.state.differs = load_differs(settings) if differs is None else differs
     app.add_middleware(ETagMiddleware)
+    read_only = getattr(store, "read_only", None)  # None: a stand-in store (the spec alone)
+    if read_only is not None:
+        app.add_middleware(ReadOnlyMiddleware, reason=read_only)
     # Outermost: tokens and the body limit are checked before any route (or body parser) runs.
     app.add_middleware(GuardMiddleware, settings=settings)
 

@@ -57,7 +57,10 @@ class RepoCreate(BaseModel):
     source: Literal["hub", "git"] = "hub"
     url: str | None = Field(default=None, max_length=2000)
     """Git source only: an https:// URL (local paths are refused over the API)."""
-    branch: str = Field(default="main", min_length=1, max_length=255, pattern=r"^[^\x00-\x1f]+$")
+    branch: str | None = Field(
+        default=None, min_length=1, max_length=255, pattern=r"^[^\x00-\x1f]+$"
+    )
+    """Default: `main` on the Hub; a git remote's default branch, followed (`HEAD`)."""
 
 
 class RevisionPublic(_Public):

@@ -32,7 +32,8 @@ def serve(
     with loading():
         from hubwatch.runtime import runtime
         from hubwatch.server import serve as run
-    with runtime(cfg) as rt:
+    # on a full disk or a read-only database it serves reads, and says why, instead of failing
+    with runtime(cfg, or_read_only=True) as rt:
         run(rt, host or cfg.api_host, cfg.api_port if port is None else port)
 
 

@@ -27,6 +27,7 @@ from hubwatch.cli.base import (
 )
 from hubwatch.errors import InvalidRepoId
 from hubwatch.models import (
+    FOLLOW_HEAD,
     CommitInfo,
     RepoRef,
     RepoState,
@@ -50,7 +51,13 @@ def track(
         SourceKind.HUB
     ),
     url: Annotated[str | None, typer.Option(help="Git URL or path (with --source git).")] = None,
-    branch: Annotated[str, typer.Option(help="Branch or tag whose history is tracked.")] = "main",
+    branch: Annotated[
+        str | None,
+        typer.Option(
+            help="Branch or tag whose history is tracked [default: main on the Hub; a git "
+            "remote's default branch (its HEAD)]."
+        ),
+    ] = None,
     with_base: Annotated[
         bool,
         typer.Option(
@@ -63,13 +70,7 @@ def track(
     ] = 2,
 ) -> None:
     """Track a repo and backfill its whole history, oldest revision first."""
-    validate_repo_id(repo_id)
-    if source is SourceKind.GIT and not url:
-        raise InvalidRepoId("--source git needs --url URL (a git URL or a local path)")
-    cfg = settings()
-    if source is SourceKind.GIT and url:
-        url = strip_credentials(url, cfg.git_hosts())  # credentials live in the settings only
-    ref = RepoRef(repo_id, source, url if source is SourceKind.GIT else None, branch)
+    ref = _ref(repo_id, source, url, branch)
     progress = _progress()
     task = progress.add_task(f"backfilling {shown(repo_id)}", total=None)
 
@@ -98,6 +99,18 @@ def track(
         raise result.failure
     # result.repo_id: the Hub's canonical id, which may differ from the one typed (letter case)
     err.print(f"tracking {shown(result.repo_id)}: {len(result.new)} new revision(s) stored")
+
+
+def _ref(repo_id: str, source: SourceKind, url: str | None, branch: str | None) -> RepoRef:
+    """What `track` was asked to track. A git URL is checked when fetched (a host resolving
+    into a private network is refused unless allowed; a local path is the CLI user's own)."""
+    validate_repo_id(repo_id)
+    if source is not SourceKind.GIT:
+        return RepoRef(repo_id, source, None, branch or "main")
+    if not url:
+        raise InvalidRepoId("--source git needs --url URL (a git URL or a local path)")
+    url = strip_credentials(url, settings().git_hosts())  # credentials live in the settings
+    return RepoRef(repo_id, source, url, branch or FOLLOW_HEAD)
 
 
 def _track_bases(tracker: Tracker, store: Store, repo_id: str, depth: int) -> None:

@@ -28,6 +28,7 @@ from hubwatch.models.history import (
 )
 from hubwatch.models.ids import AdvisoryId, CommitSha, ContentSha
 from hubwatch.models.repo import (
+    FOLLOW_HEAD,
     MAX_REPO_ID_LENGTH,
     READABLE_STATES,
     EventKind,
@@ -60,6 +61,7 @@ from hubwatch.models.subscription import (
 )
 
 __all__ = [
+    "FOLLOW_HEAD",
     "MAX_REPO_ID_LENGTH",
     "READABLE_STATES",
     "TRAIN_SEQ_LEN",

@@ -16,6 +16,10 @@ _NAME = re.compile(r"^(?![.-])(?!.*(?:--|\.\.))[A-Za-z0-9._-]{1,96}(?<![.-])$")
 MAX_REPO_ID_LENGTH = 96 * 2 + 1
 
 
+FOLLOW_HEAD = "HEAD"
+"""A git repo's branch when none is given: whichever branch the remote's HEAD names, followed."""
+
+
 class SourceKind(StrEnum):
     """Where a repo's revisions come from."""
 
@@ -33,7 +37,7 @@ class RepoRef:
     url: str | None = None
     """Git URL or local path (GitSource); None for the Hub."""
     branch: str = "main"
-    """The branch or tag whose history is tracked."""
+    """The branch or tag whose history is tracked; `HEAD` (git): the remote's default branch."""
 
     def __post_init__(self) -> None:
         validate_repo_id(self.repo_id)

@@ -17,11 +17,12 @@ from hubwatch.errors import (
     ContentTooLarge,
     ContentUnavailable,
     EntryNotFound,
+    GitUrlRefused,
     RepoNotFound,
     RevisionNotFound,
     SourceUnavailable,
 )
-from hubwatch.models import CommitInfo, CommitSha, FileEntry, RepoRef, RepoStatus
+from hubwatch.models import FOLLOW_HEAD, CommitInfo, CommitSha, FileEntry, RepoRef, RepoStatus
 from hubwatch.sources.base import RevisionSource
 from hubwatch.sources.gitbatch import CatFileBatch
 from hubwatch.sources.gitcmd import (
@@ -34,6 +35,7 @@ from hubwatch.sources.gitcmd import (
 )
 from hubwatch.sources.gitparse import LFS_POINTER_MAX, parse_commit, parse_lfs_pointer
 from hubwatch.sources.gittree import Listing, list_tree
+from hubwatch.sources.giturls import GitUrlPolicy
 
 __all__ = ["LFS_POINTER_MAX", "GitSource", "parse_lfs_pointer"]
 
@@ -42,6 +44,9 @@ _LISTINGS_KEPT = 8
 _READ_WHOLE_MAX = 8 * 1024 * 1024
 """Blobs up to this size are range-read whole through the snapshot's `cat-file --batch`;
 larger ones (weights kept in git, not LFS) are streamed and cut off after the range."""
+LS_REMOTE_S = 60.0
+"""At most this for one `git ls-remote` (one round trip; a clone or fetch may take
+HUBWATCH_GIT_TIMEOUT_S): a black-holed git host costs discovery a minute, not ten."""
 _FRESH_S = 30.0
 """How long a sync by `status()` spares the next `list_commits()` (or, after a clone, the
 next `status()`) another fetch: both belong to the same poll."""
@@ -59,8 +64,12 @@ class GitSource(RevisionSource):
         mirrors_dir: Path,
         timeout_s: float = 600.0,
         credentials: Mapping[str, str] | None = None,
+        urls: GitUrlPolicy | None = None,
     ) -> None:
-        """`credentials`: `{host: "user:token"}` sent to that host over https only."""
+        """`credentials`: `{host: "user:token"}` sent to that host over https only. `urls`:
+        which URLs may be fetched, checked before each clone, fetch and `ls-remote` (default:
+        local paths, and hosts resolving to globally routable addresses only)."""
+        self._urls = urls or GitUrlPolicy()
         self._mirrors = mirrors_dir
         self._timeout = timeout_s
         self._git = GitRunner(timeout_s, credentials)
@@ -80,18 +89,18 @@ class GitSource(RevisionSource):
     def _sync(self, repo: RepoRef) -> Path:
         """Clone or fetch the mirror; `git clone --mirror` makes branch names match upstream."""
         mirror = self._mirror(repo)
-        url = repo.url or ""
-        if not url:
-            raise RepoNotFound(f"{repo.repo_id}: a git source needs a URL or path")
-        if Path(url).exists():
-            url = str(Path(url).resolve())
+        url, options = self._remote(repo)
         try:
             if (mirror / "HEAD").exists():
                 self._git(
-                    "fetch", "--prune", "--force", "--quiet", "origin", "+refs/*:refs/*", cwd=mirror
+                    *("fetch", "--prune", "--force", "--quiet", "origin", "+refs/*:refs/*"),
+                    cwd=mirror,
+                    options=options,
                 )
+                if repo.branch == FOLLOW_HEAD:
+                    self._follow_head(mirror, options)
             else:
-                self._clone(url, mirror)
+                self._clone(url, mirror, options)
         except GitFailed as exc:
             raise remote_error(repo, exc) from None
         self._fetched.add(repo.repo_id)
@@ -107,14 +116,43 @@ class GitSource(RevisionSource):
         recent = time.monotonic() - at < _FRESH_S
         return what in by and recent and (self._mirror(repo) / "HEAD").exists()
 
-    def _clone(self, url: str, mirror: Path) -> None:
+    def _follow_head(self, mirror: Path, options: list[str]) -> None:
+        """Point the mirror's HEAD where the remote's points now: a clone sets it, a fetch
+        leaves it, and a repo tracked without a branch follows the remote's default one."""
+        out = self._git(
+            *("ls-remote", "--symref", "origin", "HEAD"),
+            cwd=mirror,
+            options=options,
+            timeout_s=LS_REMOTE_S,
+        )
+        for line in out.decode("utf-8", "replace").splitlines():
+            target, _, name = line.removeprefix("ref: ").partition("\t")
+            if line.startswith("ref: ") and name == "HEAD" and target.startswith("refs/heads/"):
+                self._git("symbolic-ref", "HEAD", target, cwd=mirror)
+                return
+
+    def _remote(self, repo: RepoRef) -> tuple[str, list[str]]:
+        """The URL git is given for `repo` (a local path made absolute) and the options that
+        hold it to the addresses checked; GitUrlRefused where it may not be fetched."""
+        url = repo.url or ""
+        if not url:
+            raise RepoNotFound(f"{repo.repo_id}: a git source needs a URL or path")
+        if Path(url).exists():
+            url = str(Path(url).resolve())
+        try:
+            return url, self._urls.check(url).git_options()
+        except GitUrlRefused as exc:
+            raise GitUrlRefused(f"{repo.repo_id}: {exc}") from None
+
+    def _clone(self, url: str, mirror: Path, options: list[str]) -> None:
         """Clone into a folder beside the mirror and rename it on success: no half-made mirror."""
         mirror.parent.mkdir(parents=True, exist_ok=True)
         self._remove_stale_clones(mirror)
         tmp = Path(tempfile.mkdtemp(prefix=f"{mirror.name}.clone-", dir=mirror.parent))
         try:
             # "--" so that a URL starting with "-" is never read as an option
-            self._git("clone", "--mirror", "--quiet", "--", url, str(tmp / "mirror.git"))
+            clone = ("clone", "--mirror", "--quiet", "--", url, str(tmp / "mirror.git"))
+            self._git(*clone, options=options)
             if mirror.exists() and not (mirror / "HEAD").exists():
                 shutil.rmtree(mirror)  # an unfinished mirror left by an older hubwatch
             (tmp / "mirror.git").rename(mirror)
@@ -166,21 +204,21 @@ class GitSource(RevisionSource):
 
     def head(self, repo: RepoRef) -> CommitSha:
         """The branch head from `git ls-remote`: one round trip, nothing fetched."""
-        url = repo.url or ""
-        if not url:
-            raise RepoNotFound(f"{repo.repo_id}: a git source needs a URL or path")
         if repo.branch.startswith("-"):
             raise RevisionNotFound(f"{repo.repo_id}: invalid branch {repo.branch!r}")
-        if Path(url).exists():
-            url = str(Path(url).resolve())
+        url, options = self._remote(repo)
         try:
-            out = self._git("ls-remote", "--", url, repo.branch).decode("utf-8", "replace")
+            raw = self._git(
+                "ls-remote", "--", url, repo.branch, options=options, timeout_s=LS_REMOTE_S
+            )
         except GitFailed as exc:
             raise SourceUnavailable(f"{repo.repo_id}: git ls-remote failed: {exc.stderr}") from None
         refs: dict[str, str] = {}
-        for line in out.splitlines():
+        for line in raw.decode("utf-8", "replace").splitlines():
             sha, _, name = line.partition("\t")
             refs[name.strip()] = sha.strip()
+        if repo.branch == FOLLOW_HEAD and refs.get("HEAD"):
+            return CommitSha(refs["HEAD"])  # the remote's default branch, wherever it is
         # an annotated tag's commit is on its peeled line (^{}); a lightweight tag's on its own
         for name in ("heads/{}", "tags/{}^{{}}", "tags/{}"):
             found = refs.get("refs/" + name.format(repo.branch))

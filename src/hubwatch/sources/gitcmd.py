@@ -6,10 +6,16 @@ import base64
 import os
 import re
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from hubwatch.errors import RepoNotFound, RepositoryDamaged, SourceError, SourceUnavailable
+from hubwatch.errors import (
+    RepoNotFound,
+    RepositoryDamaged,
+    SourceError,
+    SourceTimedOut,
+    SourceUnavailable,
+)
 from hubwatch.models import RepoRef, redact_text
 from hubwatch.models.revision import MISSING_OBJECT
 from hubwatch.sources.gitparse import BatchObject, read_batch
@@ -80,34 +86,48 @@ def credential_env(credentials: Mapping[str, str]) -> dict[str, str]:
 
 
 class GitRunner:
-    """Runs git commands with a timeout; a failure is GitFailed, a timeout SourceUnavailable."""
+    """Runs git commands with a timeout; a failure is GitFailed, a timeout SourceTimedOut."""
 
     def __init__(self, timeout_s: float, credentials: Mapping[str, str] | None = None) -> None:
         self.timeout_s = timeout_s
         self._extra_env = credential_env(credentials or {})
 
     def run(
-        self, *args: str, cwd: Path | None = None, stdin: bytes | None = None
+        self,
+        *args: str,
+        cwd: Path | None = None,
+        stdin: bytes | None = None,
+        options: Sequence[str] = (),
+        timeout_s: float | None = None,
     ) -> tuple[bytes, bytes]:
-        """(stdout, stderr) of a git command that succeeded."""
+        """(stdout, stderr) of a git command that succeeded; `options` go before the command
+        (`-c key=value`); `timeout_s`: a shorter timeout than the runner's."""
+        limit = min(self.timeout_s, timeout_s or self.timeout_s)
         try:
             proc = subprocess.run(
-                ["git", *(["-C", str(cwd)] if cwd else []), *args],
+                ["git", *options, *(["-C", str(cwd)] if cwd else []), *args],
                 input=stdin,
                 capture_output=True,
-                timeout=self.timeout_s,
+                timeout=limit,
                 env={**git_env(), **self._extra_env},
                 check=False,
             )
         except subprocess.TimeoutExpired as exc:
-            raise SourceUnavailable(f"git {args[0]} timed out after {self.timeout_s:.0f}s") from exc
+            raise SourceTimedOut(f"git {args[0]} timed out after {limit:.0f}s") from exc
         if proc.returncode != 0:
             raise GitFailed(args[0], clean_stderr(proc.stderr))
         return proc.stdout, proc.stderr
 
-    def __call__(self, *args: str, cwd: Path | None = None, stdin: bytes | None = None) -> bytes:
+    def __call__(
+        self,
+        *args: str,
+        cwd: Path | None = None,
+        stdin: bytes | None = None,
+        options: Sequence[str] = (),
+        timeout_s: float | None = None,
+    ) -> bytes:
         """stdout of a git command that succeeded."""
-        return self.run(*args, cwd=cwd, stdin=stdin)[0]
+        return self.run(*args, cwd=cwd, stdin=stdin, options=options, timeout_s=timeout_s)[0]
 
     def batch(self, mirror: Path, oids: list[str], *, check: bool = False) -> list[BatchObject]:
         """Many objects read with one `git cat-file --batch` (sizes only with `check`), in order."""

@@ -6,7 +6,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC
 from typing import Any, TypeVar
 from urllib.parse import quote
 
@@ -14,39 +13,29 @@ import httpx2
 import huggingface_hub
 import structlog
 from huggingface_hub import HfApi, hf_hub_url
-from huggingface_hub.hf_api import ModelInfo, RepoFile
-from huggingface_hub.utils._datetime import parse_datetime
 from huggingface_hub.utils._headers import build_hf_headers
 from huggingface_hub.utils._http import hf_raise_for_status
 
 from hubwatch import __version__, metrics
 from hubwatch.errors import (
     ContentTooLarge,
-    InvalidRepoId,
     RepoGated,
     RevisionNotFound,
     SourceUnavailable,
     TokenRefused,
 )
-from hubwatch.models import (
-    CommitInfo,
-    CommitSha,
-    FileEntry,
-    RepoRef,
-    RepoStatus,
-    validate_repo_id,
-)
+from hubwatch.models import CommitInfo, CommitSha, FileEntry, RepoRef, RepoStatus
 from hubwatch.models.lineage import Derivative, Relation
+from hubwatch.outbound.client import paced
 from hubwatch.sources.base import ChangeFeed, DerivativeListing, Modified, RevisionSource
+from hubwatch.sources.hubanswers import commit_infos, derivative_of, file_entries, modified
 from hubwatch.sources.hubhttp import cdn_refusal, configure_session, pages, status_of, translate
 from hubwatch.sources.pacing import Pacer
 
 T = TypeVar("T")
-_CHUNK = 64 * 1024
 _LIBRARY = "hubwatch"
 """With __version__, the User-Agent's first part: `hubwatch/0.1.0; hf_hub/…` (huggingface_hub's
 utils/_headers.py `_http_user_agent` writes "None" where no version is given)."""
-_RELATIONS = {r.value for r in Relation if r is not Relation.UNKNOWN}
 log = structlog.get_logger(__name__)
 
 
@@ -74,6 +63,7 @@ class HubSource(RevisionSource, ChangeFeed, DerivativeListing):
             library_version=__version__,
         )
         self.pacer = pacer or Pacer()
+        self._timeout_s = timeout_s
         self._token_check_s = token_check_s
         """How long the whoami verdict on a refused token holds: about one poll cycle."""
         self._verdict: tuple[float, bool | None] | None = None
@@ -108,17 +98,17 @@ class HubSource(RevisionSource, ChangeFeed, DerivativeListing):
         return CommitSha(info.sha)
 
     def list_files(self, repo: RepoRef, sha: CommitSha) -> list[FileEntry]:
+        # NOTE: not HfApi.list_repo_tree: its pages go through http_backoff, which retries a
+        # timeout or a 5xx five times inside one call (utils/_pagination.py), under the
+        # RetryPolicy's own retries: a black-holed Hub would cost 36 timeouts, not 6.
+        url = f"{self._endpoint}/api/models/{repo.repo_id}/tree/{quote(sha, safe='')}"
+        params = {"recursive": True, "expand": False}  # what list_repo_tree sends
+
         def listing() -> list[FileEntry]:
-            tree = self._api.list_repo_tree(repo.repo_id, recursive=True, revision=sha)
             return [
-                FileEntry(
-                    path=item.path,
-                    size=int(item.size),
-                    blob_id=item.blob_id,
-                    lfs_sha256=item.lfs.sha256 if item.lfs else None,
-                )
-                for item in tree
-                if isinstance(item, RepoFile)
+                entry
+                for page in pages(url, params, self._headers())
+                for entry in file_entries(page)
             ]
 
         return self._call(repo, listing)
@@ -129,7 +119,7 @@ class HubSource(RevisionSource, ChangeFeed, DerivativeListing):
             if announced is not None and announced.isdigit() and int(announced) > max_bytes:
                 raise ContentTooLarge(f"{path}: {announced} bytes, over the cap of {max_bytes}")
             data = bytearray()
-            for chunk in response.iter_bytes(_CHUNK):
+            for chunk in paced(response.iter_bytes(), self._timeout_s):
                 data += chunk
                 if len(data) > max_bytes:  # a server may lie about or omit Content-Length
                     raise ContentTooLarge(f"{path}: more than {max_bytes} bytes, over the cap")
@@ -144,7 +134,7 @@ class HubSource(RevisionSource, ChangeFeed, DerivativeListing):
         with self._get(repo, sha, path, headers) as response:
             skip = start if response.status_code == 200 else 0  # range ignored: skip to start
             data = bytearray()
-            for chunk in response.iter_bytes(_CHUNK):
+            for chunk in paced(response.iter_bytes(), self._timeout_s):
                 data += chunk
                 if len(data) >= skip + length:
                     break  # closing the stream here is what keeps weights from downloading
@@ -190,11 +180,9 @@ class HubSource(RevisionSource, ChangeFeed, DerivativeListing):
         try:
             for page in pages(f"{self._endpoint}/api/models", params, self._headers()):
                 for item in page:
-                    # huggingface_hub leaves ModelInfo.__init__ unannotated
-                    info = ModelInfo(**item)  # type: ignore[no-untyped-call]
-                    modified = _modified(info)
-                    if modified is not None:
-                        yield modified
+                    found = modified(item)
+                    if found is not None:
+                        yield found
                     count += 1
                     if count >= limit:
                         return
@@ -259,7 +247,7 @@ class HubSource(RevisionSource, ChangeFeed, DerivativeListing):
                         return
 
         self._call(repo, walk)
-        return self._call(repo, lambda: _commit_infos(items))
+        return self._call(repo, lambda: commit_infos(items))
 
     @contextmanager
     def _get(
@@ -325,65 +313,3 @@ class HubSource(RevisionSource, ChangeFeed, DerivativeListing):
         if response.status_code == 401:
             return False
         return True if response.status_code == 200 else None
-
-
-def _modified(model: ModelInfo) -> Modified | None:
-    if not model.id or model.last_modified is None:
-        return None
-    status = None
-    if model.sha:
-        status = RepoStatus(
-            head=CommitSha(model.sha),
-            repo_id=model.id,
-            gated=model.gated not in (None, False),
-            disabled=bool(model.disabled),
-            private=bool(model.private),
-        )
-    return Modified(model.id, model.last_modified.astimezone(UTC), status)
-
-
-def derivative_of(item: Any, base_id: str) -> Derivative | None:
-    """One listing item as a Derivative of `base_id`; None for an item without a usable id.
-
-    The relation is read from the item's `base_model:<relation>:<base>` tag; the listing is
-    untrusted, so anything of another shape counts as absent.
-    """
-    repo_id = item.get("id") if isinstance(item, dict) else None
-    try:
-        validate_repo_id(repo_id if isinstance(repo_id, str) else "")
-    except InvalidRepoId:
-        return None  # no id the Hub could hold: nothing to show or track
-    tags = item.get("tags")
-    found = Relation.UNKNOWN
-    for tag in tags if isinstance(tags, list) else ():
-        if not isinstance(tag, str) or not tag.startswith("base_model:"):
-            continue
-        kind, _, base = tag.removeprefix("base_model:").partition(":")
-        if base.casefold() == base_id.casefold() and kind in _RELATIONS:
-            found = Relation(kind)
-            break
-    modified = item.get("lastModified")
-    try:
-        when = parse_datetime(modified).astimezone(UTC) if isinstance(modified, str) else None
-    except ValueError:
-        when = None
-    return Derivative(str(repo_id), found, when)
-
-
-def _commit_infos(items: list[dict[str, Any]]) -> list[CommitInfo]:
-    commits: list[CommitInfo] = []
-    # NOTE: the Hub's commit listing carries no parent shas; it is `git log` order, so on
-    # the Hub's linear histories each commit's parent is the next one listed.
-    for i, item in enumerate(items):
-        parent = (CommitSha(items[i + 1]["id"]),) if i + 1 < len(items) else ()
-        commits.append(
-            CommitInfo(
-                sha=CommitSha(item["id"]),
-                parents=parent,
-                date=parse_datetime(item["date"]).astimezone(UTC),
-                authors=tuple(author["user"] for author in item["authors"]),
-                title=item["title"],
-                message=item["message"],
-            )
-        )
-    return commits

@@ -29,12 +29,21 @@ from hubwatch.errors import (
     RevisionNotFound,
     SourceError,
     SourceOffline,
+    SourceTimedOut,
     SourceUnavailable,
     UnexpectedResponse,
 )
 from hubwatch.models import RepoRef
+from hubwatch.outbound import client
 from hubwatch.sources.pacing import Pacer, bucket_of
 
+AGENT_REGISTRY = "/api/agent-harnesses"
+"""NOTE: huggingface_hub's User-Agent builder (utils/_headers.py `_http_user_agent`, behind every
+`build_hf_headers`) asks utils/_detect_agent.py which AI agent runs the process, and that fetches
+this registry from `huggingface_hub.constants.ENDPOINT` (HF_ENDPOINT, or huggingface.co: not
+hubwatch's endpoint) once per process, without hubwatch's User-Agent, and caches it under HF_HOME.
+Telemetry hubwatch does not send: refused before it leaves (the detection reads a failure as "no
+agent"; the real trace, tests/data/hub-traces/ref-download-plain.json exchange 1, shows it)."""
 _CDN_REFUSALS = range(400, 500)
 """What a CDN answers that concerns the one file (an expired signed URL: 403), except below."""
 _CDN_OTHERWISE = (404, 408, 416, 429)
@@ -43,7 +52,9 @@ _CDN_OTHERWISE = (404, 408, 416, 429)
 def configure_session(
     timeout_s: float, pacer: Pacer, transport: httpx2.BaseTransport | None = None
 ) -> None:
-    """Give huggingface_hub's shared client a timeout (its default waits forever) and pacing.
+    """Give huggingface_hub's shared client a timeout (its default waits forever) that no call
+    can lift (`outbound.client.bounded`: `HfApi.model_info` passes `timeout=None`), hubwatch's
+    User-Agent on every request, and pacing.
 
     `transport`: where requests go instead of the network (the contract tests replay recorded
     Hub answers through it).
@@ -51,6 +62,10 @@ def configure_session(
 
     def pace(request: httpx2.Request) -> None:
         pacer.before(bucket_of(request.url.path))
+
+    def no_telemetry(request: httpx2.Request) -> None:
+        if request.url.path == AGENT_REGISTRY:
+            raise httpx2.RequestError("hubwatch sends no telemetry", request=request)
 
     def learn(response: httpx2.Response) -> None:
         pacer.after(response.headers.get("RateLimit"), response.headers.get("RateLimit-Policy"))
@@ -62,10 +77,11 @@ def configure_session(
             structlog.contextvars.bind_contextvars(hub_request_id=request_id)
 
     def factory() -> httpx2.Client:
-        return httpx2.Client(
-            event_hooks={"request": [hf_request_event_hook, pace], "response": [learn]},
+        return client.client(
+            timeout_s,
+            before=[no_telemetry, hf_request_event_hook, pace],
+            after=[learn],
             follow_redirects=True,
-            timeout=httpx2.Timeout(timeout_s),
             transport=transport,
         )
 
@@ -150,8 +166,10 @@ def translate(repo: RepoRef, exc: Exception, reading: str | None = None) -> Exce
         return RepoNotFound(f"{name}: repo not found on the Hub")
     if isinstance(exc, hf_errors.HfHubHTTPError):
         return _http_error(name, exc.response, reading)
+    if isinstance(exc, httpx2.TimeoutException):
+        return SourceTimedOut(f"{name}: cannot reach the Hub (no answer: {type(exc).__name__})")
     if isinstance(exc, httpx2.HTTPError):
-        # timeouts, resets, truncated bodies (RemoteProtocolError), refused connections
+        # resets, truncated bodies (RemoteProtocolError), refused connections
         return SourceUnavailable(f"{name}: cannot reach the Hub ({type(exc).__name__})")
     if isinstance(exc, ValueError | KeyError | TypeError):
         # a body that is not JSON (json.JSONDecodeError is a ValueError) or JSON of another

@@ -33,6 +33,10 @@ class Store(
     one concept asks for that interface instead (`WebhookStore`, `ScheduleStore`…).
     """
 
+    read_only: str | None = None
+    """Why this store takes no writes (a full disk, a read-only database file), one line; None
+    when it does. Set only where the opener was asked to fall back to reading."""
+
     @abstractmethod
     def start(self) -> None:
         """Bring the schema up to date and get ready."""

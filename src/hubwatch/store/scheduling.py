@@ -21,8 +21,10 @@ class ScheduleStore(Protocol):
     """
 
     @abstractmethod
-    def worker_slot(self, owner: str) -> AbstractContextManager[None]:
-        """Hold the right to run a worker; WorkerConflict where this store allows only one."""
+    def worker_slot(self, owner: str) -> AbstractContextManager[int]:
+        """Hold the right to run a worker as `owner`, and take back at once the leases its dead
+        predecessor held (how many: the value); WorkerConflict where this store allows only one
+        worker, WorkerIdTaken where a live worker holds `owner`."""
 
     @abstractmethod
     def schedule_entries(self) -> list[ScheduleEntry]:

@@ -24,12 +24,13 @@ import random
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from urllib.parse import urlsplit
 
 import structlog
 
 from hubwatch import metrics
-from hubwatch.errors import SourceError
-from hubwatch.models import READABLE_STATES, RepoStatus, ScheduleEntry, SourceKind
+from hubwatch.errors import SourceError, SourceTimedOut
+from hubwatch.models import READABLE_STATES, RepoRef, RepoStatus, ScheduleEntry, SourceKind
 from hubwatch.sources.base import ChangeFeed, Modified, RevisionSource
 from hubwatch.store.scheduling import ScheduleStore
 
@@ -50,6 +51,9 @@ class DiscoveryResult:
     """Repos the listing vouched for: known unchanged without a request of their own."""
     covered: dict[str, bool] = field(default_factory=dict)
     """Per listing: whether the walk reached the previous cursor."""
+    unanswered: set[str] = field(default_factory=set)
+    """Hosts (the Hub, a git host) that let a check time out: their other repos' checks wait for
+    the next cycle, so that a black-holed host costs one timeout a cycle, not one per repo."""
 
 
 @dataclass(frozen=True)
@@ -220,13 +224,30 @@ class Discovery:
         if not (is_due or (walk is not None and not walk.covered)):
             return "skip"
         source = self._sources.get(entry.ref.source)
-        if source is None:
+        host = _host(entry.ref)
+        if source is None or host in result.unanswered:
             return "skip"
         result.checked += 1
         metrics.HEAD_CHECKS.inc()
         try:
             head = source.head(entry.ref)
+        except SourceTimedOut as exc:
+            result.unanswered.add(host)
+            log.warning("host_unanswered", host=host, error=str(exc))
+            return "wake"  # this one's poll records what is wrong; the others wait a cycle
         except SourceError as exc:
             log.info("head_check_failed", repo=repo_id, error=str(exc))
             return "wake"  # a full poll records what is wrong
         return "fresh" if head == entry.head else "wake"
+
+
+def _host(ref: RepoRef) -> str:
+    """Where a repo's checks go: the Hub, or its git URL's host (`local` for a path)."""
+    if ref.source is not SourceKind.GIT:
+        return ref.source.value
+    url = ref.url or ""
+    if "://" in url:
+        host = urlsplit(url).hostname
+    else:  # scp-like `user@host:path`, or a local path
+        host = url.partition(":")[0].rpartition("@")[2] if ":" in url else None
+    return f"git:{host or 'local'}"

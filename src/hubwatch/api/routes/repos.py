@@ -37,7 +37,8 @@ from hubwatch.api.schemas import (
 )
 from hubwatch.estimator import CannotEstimate, Run, lora_targets
 from hubwatch.estimator.estimate import retrained
-from hubwatch.models import RepoRef, Severity, SourceKind, strip_credentials
+from hubwatch.models import FOLLOW_HEAD, RepoRef, Severity, SourceKind, strip_credentials
+from hubwatch.sources.giturls import GitUrlPolicy
 from hubwatch.store.browse import BrowseStore
 from hubwatch.tracker.compare import diff_stored
 
@@ -70,7 +71,11 @@ def track_repo(
     url = body.url if source is SourceKind.GIT else None
     if url:
         url = strip_credentials(url, settings.git_hosts())  # kept in the settings, never stored
-    ref = RepoRef(body.repo_id, source, url, body.branch)
+        # its host resolved and checked as a webhook's is (GitUrlRefused: 422); again by each
+        # fetch, which connects only to what that check approved
+        GitUrlPolicy.from_settings(settings, local=False).check(url)
+    branch = body.branch or (FOLLOW_HEAD if source is SourceKind.GIT else "main")
+    ref = RepoRef(body.repo_id, source, url, branch)
     if not store.add_repo(ref):
         response.status_code = 200
     return repo_public(store.get_repo(body.repo_id))

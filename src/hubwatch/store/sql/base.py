@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -172,13 +173,34 @@ class SqlBase:
         """`_driven`'s statements, compiled for this store's dialect."""
         self._blobs = BlobCache()
         """Bytes read or written lately, by sha256: the next revision's diff reads them again."""
-        self._written: tuple[tuple[int, datetime], dict[str, tuple[str, str | None]]] | None
-        self._written = None
-        """The revision this store added last: (key, time recorded), and its files by path
+        self._recent = threading.local()
+        """`_written` and `_last`, per thread: a worker polls several repos at once, each in a
+        thread, and each poll's next revision follows that poll's last one."""
+
+    @property
+    def _written(self) -> tuple[tuple[int, datetime], dict[str, tuple[str, str | None]]] | None:
+        """The revision this thread added last: (key, time recorded), and its files by path
         (blob id, LFS sha256); a backfill's next revision is compared with it, not read back."""
-        self._last: tuple[str, str] | None = None
-        """(repo id, sha) of the revision this store added last, committed without waiting for
+        found: tuple[tuple[int, datetime], dict[str, tuple[str, str | None]]] | None
+        found = getattr(self._recent, "written", None)
+        return found
+
+    @_written.setter
+    def _written(
+        self, value: tuple[tuple[int, datetime], dict[str, tuple[str, str | None]]] | None
+    ) -> None:
+        self._recent.written = value
+
+    @property
+    def _last(self) -> tuple[str, str] | None:
+        """(repo id, sha) of the revision this thread added last, committed without waiting for
         the disk (`revisions.SYNCHRONOUS`): its child must find it stored."""
+        found: tuple[str, str] | None = getattr(self._recent, "last", None)
+        return found
+
+    @_last.setter
+    def _last(self, value: tuple[str, str] | None) -> None:
+        self._recent.last = value
 
     @property
     def dialect(self) -> str:

@@ -5,15 +5,16 @@ from __future__ import annotations
 import fcntl
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import and_, bindparam, or_, update
+from sqlalchemy import and_, bindparam, or_, text, update
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlmodel import Session, col, select
 
-from hubwatch.errors import WorkerConflict
+from hubwatch.errors import StoreError, WorkerConflict, WorkerIdTaken
 from hubwatch.models import Claim, CommitSha, RepoRef, RepoStatus, ScheduleEntry, SourceKind
 from hubwatch.store.scheduling import ScheduleStore
 from hubwatch.store.sql.base import SqlBase, utc
@@ -33,10 +34,14 @@ class SqlScheduleStore(SqlBase, ScheduleStore):
     # -- one worker on SQLite ---------------------------------------------------------------
 
     @contextmanager
-    def worker_slot(self, owner: str) -> Iterator[None]:
-        database = self._engine.url.database if self.dialect == "sqlite" else None
+    def worker_slot(self, owner: str) -> Iterator[int]:
+        if self.dialect == "postgresql":
+            with self._owner_lock(owner):
+                yield self._free_leases(owner)  # held under this id: by a process now dead
+            return
+        database = self._engine.url.database
         if not database or database == ":memory:":
-            yield  # PostgreSQL: leases share the work; an in-memory SQLite is private anyway
+            yield 0  # an in-memory SQLite is private anyway
             return
         path = Path(f"{database}.worker.lock")
         with open(path, "a+") as lock:
@@ -56,9 +61,52 @@ class SqlScheduleStore(SqlBase, ScheduleStore):
             lock.write(f"{owner} pid {os.getpid()}\n")
             lock.flush()
             try:
-                yield
+                # One worker process at a time: every lease held here is a dead one's.
+                yield self._free_leases(None)
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
+
+    @contextmanager
+    def _owner_lock(self, owner: str) -> Iterator[None]:
+        """PostgreSQL: hold a session advisory lock on `owner` (in this schema) while the block
+        runs, on a connection of its own; the server drops it when the session ends, a killed
+        process's included. WorkerIdTaken while another session holds it."""
+        key = text(
+            "SELECT hashtextextended('hubwatch worker ' || current_schema() || ' ' || :o, 0)"
+        )
+        try:
+            connection = self._engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+        except OperationalError as exc:
+            raise StoreError(f"database error: {exc.orig}") from None
+        try:
+            lock = connection.execute(key, {"o": owner}).scalar_one()
+            if not connection.execute(
+                text("SELECT pg_try_advisory_lock(:k)"), {"k": lock}
+            ).scalar():
+                raise WorkerIdTaken(f"a worker with the id {owner!r} already runs on this database")
+            try:
+                yield
+            finally:
+                with suppress(SQLAlchemyError):  # a lost connection has lost its lock too
+                    connection.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": lock})
+        finally:
+            with suppress(SQLAlchemyError):
+                connection.close()
+
+    def _free_leases(self, owner: str | None) -> int:
+        """Give back the repo and job leases held by `owner` (None: by anyone); how many."""
+        repos = update(ScheduleRow).where(col(ScheduleRow.lease_owner).is_not(None))
+        jobs = update(JobLeaseRow).where(col(JobLeaseRow.owner).is_not(None))
+        if owner is not None:
+            repos = repos.where(col(ScheduleRow.lease_owner) == owner)
+            jobs = jobs.where(col(JobLeaseRow.owner) == owner)
+        with self._session() as session:
+            freed = session.execute(
+                repos.values(lease_owner=None, lease_claimed_at=None, lease_expires_at=None)
+            ).rowcount  # type: ignore[attr-defined]  # CursorResult
+            freed += session.execute(jobs.values(owner=None, expires_at=None)).rowcount  # type: ignore[attr-defined]
+            session.commit()
+        return int(freed)
 
     # -- schedules --------------------------------------------------------------------------
 

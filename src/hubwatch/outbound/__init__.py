@@ -1,0 +1,1 @@
+"""What hubwatch sends out: its User-Agent, timeouts no caller lifts, the addresses allowed."""

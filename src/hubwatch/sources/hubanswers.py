@@ -1,0 +1,97 @@
+"""The Hub's answers read into hubwatch's types: commit listings, model listings, derivatives.
+
+With hub.py and hubhttp.py, the only modules that import huggingface_hub (its types stay here).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC
+from typing import Any
+
+from huggingface_hub.hf_api import ModelInfo, RepoFile
+from huggingface_hub.utils._datetime import parse_datetime
+
+from hubwatch.errors import InvalidRepoId
+from hubwatch.models import CommitInfo, CommitSha, FileEntry, RepoStatus, validate_repo_id
+from hubwatch.models.lineage import Derivative, Relation
+from hubwatch.sources.base import Modified
+
+_RELATIONS = {r.value for r in Relation if r is not Relation.UNKNOWN}
+
+
+def file_entries(page: list[Any]) -> list[FileEntry]:
+    """The files of one page of `/api/models/{id}/tree/{sha}?recursive=true` (folders left out)."""
+    entries = []
+    for item in page:
+        if not isinstance(item, dict) or item.get("type") != "file":
+            continue
+        # huggingface_hub leaves RepoFile.__init__ unannotated
+        file = RepoFile(**item)  # type: ignore[no-untyped-call]
+        sha256 = file.lfs.sha256 if file.lfs else None
+        entries.append(FileEntry(file.path, int(file.size), file.blob_id, sha256))
+    return entries
+
+
+def modified(item: dict[str, Any]) -> Modified | None:
+    """One item of the `/api/models` listing as what discovery reads of it."""
+    # huggingface_hub leaves ModelInfo.__init__ unannotated
+    model = ModelInfo(**item)  # type: ignore[no-untyped-call]
+    if not model.id or model.last_modified is None:
+        return None
+    status = None
+    if model.sha:
+        status = RepoStatus(
+            head=CommitSha(model.sha),
+            repo_id=model.id,
+            gated=model.gated not in (None, False),
+            disabled=bool(model.disabled),
+            private=bool(model.private),
+        )
+    return Modified(model.id, model.last_modified.astimezone(UTC), status)
+
+
+def derivative_of(item: Any, base_id: str) -> Derivative | None:
+    """One listing item as a Derivative of `base_id`; None for an item without a usable id.
+
+    The relation is read from the item's `base_model:<relation>:<base>` tag; the listing is
+    untrusted, so anything of another shape counts as absent.
+    """
+    repo_id = item.get("id") if isinstance(item, dict) else None
+    try:
+        validate_repo_id(repo_id if isinstance(repo_id, str) else "")
+    except InvalidRepoId:
+        return None  # no id the Hub could hold: nothing to show or track
+    tags = item.get("tags")
+    found = Relation.UNKNOWN
+    for tag in tags if isinstance(tags, list) else ():
+        if not isinstance(tag, str) or not tag.startswith("base_model:"):
+            continue
+        kind, _, base = tag.removeprefix("base_model:").partition(":")
+        if base.casefold() == base_id.casefold() and kind in _RELATIONS:
+            found = Relation(kind)
+            break
+    modified = item.get("lastModified")
+    try:
+        when = parse_datetime(modified).astimezone(UTC) if isinstance(modified, str) else None
+    except ValueError:
+        when = None
+    return Derivative(str(repo_id), found, when)
+
+
+def commit_infos(items: list[dict[str, Any]]) -> list[CommitInfo]:
+    commits: list[CommitInfo] = []
+    # NOTE: the Hub's commit listing carries no parent shas; it is `git log` order, so on
+    # the Hub's linear histories each commit's parent is the next one listed.
+    for i, item in enumerate(items):
+        parent = (CommitSha(items[i + 1]["id"]),) if i + 1 < len(items) else ()
+        commits.append(
+            CommitInfo(
+                sha=CommitSha(item["id"]),
+                parents=parent,
+                date=parse_datetime(item["date"]).astimezone(UTC),
+                authors=tuple(author["user"] for author in item["authors"]),
+                title=item["title"],
+                message=item["message"],
+            )
+        )
+    return commits
