@@ -9,11 +9,19 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import event, text
+from structlog.testing import capture_logs
 
-from hubwatch.errors import NotTracked, StoreError, UnknownRevision, UnknownSubscription
+from hubwatch.errors import (
+    NotTracked,
+    StoreError,
+    StoreUnavailable,
+    UnknownRevision,
+    UnknownSubscription,
+)
 from hubwatch.models import Change, CommitSha, MessageState, OutboxMessage, RepoState, Severity
+from hubwatch.store.outage import SETTLE_S
 from hubwatch.store.sql import SqlStore, make_engine
-from hubwatch.store.sql.base import PING_IDLE_S
+from hubwatch.store.sql.engine import PING_IDLE_S
 from hubwatch.store.sql.migrate import upgrade
 from tests.support.served import CARD, OTHER, REPO, STOP, fill
 from tests.test_store import sha, snapshot
@@ -211,12 +219,20 @@ def test_a_connection_dropped_while_in_use_fails_one_read_as_a_store_error(pg_ur
         store.add_repo(REPO)
         assert store.repo_state(REPO.repo_id) is RepoState.ACTIVE
         assert _drop_idle_connections(pg_url) >= 1
-        with pytest.raises(StoreError, match="database error"):
-            store.repo_state(REPO.repo_id)  # within PING_IDLE_S of its last use: not pinged
-        assert store.repo_state(REPO.repo_id) is RepoState.ACTIVE
-        assert store.history_text(REPO.repo_id).revisions == ()
+        with capture_logs() as logs:
+            with pytest.raises(StoreUnavailable, match="database unavailable"):
+                store.repo_state(REPO.repo_id)  # within PING_IDLE_S of its last use: not pinged
+            assert store.outage.down
+            assert store.repo_state(REPO.repo_id) is RepoState.ACTIVE
+            assert store.outage.down  # until it answers SETTLE_S after the last failure
+            time.sleep(SETTLE_S)
+            assert store.history_text(REPO.repo_id).revisions == ()
     finally:
         store.close()
+    # one line when it started, one when it ended: the other dropped connections, pinged
+    # because they were last used before the failure, were replaced without failing a read
+    assert [e["event"] for e in logs] == ["database_unavailable", "database_available"]
+    assert logs[1]["failed"] == 1 and not store.outage.down
 
 
 def test_a_driver_error_on_a_badge_read_is_a_store_error(store: SqlStore, db_url: str) -> None:

@@ -15,6 +15,7 @@ of that repo is released to other workers, and the process exits.
 
 from __future__ import annotations
 
+import functools
 import signal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ import structlog
 from apscheduler.schedulers.blocking import BlockingScheduler
 
 from hubwatch import metrics
+from hubwatch.errors import StoreUnavailable
 from hubwatch.runtime import Runtime, refresh_advisories
 from hubwatch.settings import AdvisoryServiceKind
 from hubwatch.store.scheduling import ScheduleStore
@@ -94,7 +96,7 @@ def run_forever(
     cfg = rt.settings
     scheduler = BlockingScheduler(timezone=UTC)
     scheduler.add_job(
-        worker.tick,
+        _quiet_outage(worker.tick),
         "interval",
         seconds=min(cfg.work_tick_s, cfg.poll_interval_s),
         next_run_time=datetime.now(UTC),
@@ -104,7 +106,7 @@ def run_forever(
     )
     for job in [*default_jobs(rt), *extra_jobs]:
         scheduler.add_job(
-            _guarded(job, rt.store, worker),
+            _quiet_outage(_guarded(job, rt.store, worker)),
             "interval",
             seconds=job.every_s,
             next_run_time=datetime.now(UTC),
@@ -145,6 +147,8 @@ def _guarded(job: PeriodicJob, store: ScheduleStore, worker: Worker) -> Callable
         try:
             job.run()
             log.info("job_finished", job=job.name)
+        except StoreUnavailable:
+            raise  # not a failure of the job: the store logs the outage once (_quiet_outage)
         except Exception:  # a periodic job must never end the worker
             log.exception("job_failed", job=job.name)
         finally:
@@ -152,3 +156,17 @@ def _guarded(job: PeriodicJob, store: ScheduleStore, worker: Worker) -> Callable
                 store.finish_job(job.name, worker.owner, now + timedelta(seconds=job.every_s))
 
     return run
+
+
+def _quiet_outage(run: Callable[[], object]) -> Callable[[], None]:
+    """`run`, ended quietly by a database outage: the store logs one line when it starts and
+    one when it ends (`store/outage.py`), not a traceback per run; the next run tries again."""
+
+    @functools.wraps(run)
+    def quiet() -> None:
+        try:
+            run()
+        except StoreUnavailable:
+            pass
+
+    return quiet

@@ -30,6 +30,7 @@ HubwatchError                    1  500
 ├── UnsafeContent                1  422  upstream JSON/YAML malformed or over a limit (a ValueError)
 ├── PinMoved                     1  409  a pin's sha is no longer where the scan found it
 ├── StoreError                   1  503  the database refused something
+│   ├── StoreUnavailable         1  503  the database cannot be reached now (down, restarting)
 │   └── WorkerConflict           1  503  a second worker on a store that allows one (SQLite)
 └── AdvisoryServiceError         7  500  anything an AdvisoryService raises: advisories unknown
     ├── OsvServiceError          7  500  the OSV.dev API failed (after retries) or answered nonsense
@@ -237,6 +238,12 @@ class StoreError(HubwatchError):
     """The store could not complete an operation."""
 
     http_status = HTTPStatus.SERVICE_UNAVAILABLE
+
+
+class StoreUnavailable(StoreError):
+    """The database cannot be reached or answer now (down, restarting, a connection lost):
+    worth trying again later. The API answers 503 with `Retry-After`; the store logs one line
+    when the outage starts and one when it ends (`store/outage.py`), not one per operation."""
 
 
 class WorkerConflict(StoreError):

@@ -10,6 +10,7 @@ from hubwatch.store.changes import ChangeStore
 from hubwatch.store.estimates import EstimateStore
 from hubwatch.store.known import KnownContent
 from hubwatch.store.lineage import LineageStore
+from hubwatch.store.outage import Outage
 from hubwatch.store.repos import RepoStore, RevisionStore
 from hubwatch.store.scheduling import ScheduleStore
 from hubwatch.store.webhooks import WebhookStore
@@ -32,6 +33,9 @@ class Store(
     Lifecycle: `start()` (runs migrations) before use, `close()` after. A caller that needs
     one concept asks for that interface instead (`WebhookStore`, `ScheduleStore`…).
     """
+
+    outage: Outage
+    """Whether the database answers, as this process sees it: one log line per outage."""
 
     @abstractmethod
     def start(self) -> None:

@@ -20,7 +20,7 @@ from typing import Protocol
 import structlog
 
 from hubwatch import metrics
-from hubwatch.errors import NotTracked
+from hubwatch.errors import NotTracked, StoreUnavailable
 from hubwatch.models import CommitInfo, RepoStatus
 from hubwatch.store.repos import RepoStore
 from hubwatch.store.scheduling import ScheduleStore
@@ -133,6 +133,8 @@ class Worker:
         except NotTracked:
             self._release(repo_id, done=True)
             return None
+        except StoreUnavailable:
+            raise  # the tick ends (the store logs the outage once); the lease lapses
         except Exception as exc:  # a worker must outlive any one repo, even a bug
             result = crashed(self._store, repo_id, exc, self._tracker.degraded_after)
         finally:
