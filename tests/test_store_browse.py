@@ -489,3 +489,76 @@ def test_enqueue_is_idempotent_per_event_and_survives_reopening(db_url: str) -> 
         assert again.attempts == 1
     finally:
         reopened.close()
+
+
+def test_migration_0012_counts_stored_changes_by_when_they_were_recorded(db_url: str) -> None:
+    # changes stored before 0012 carried their commit's date; upstream set it to 2001 and 2100
+    recorded = datetime.now(UTC) - timedelta(days=1)
+    engine = make_engine(db_url)
+    try:
+        upgrade(engine, "0011")
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO repo (repo_id, source, branch, state, added_at)"
+                    " VALUES ('org/old', 'hub', 'main', 'active', CURRENT_TIMESTAMP)"
+                )
+            )
+            for n, committed in (
+                (1, "2001-01-01 00:00:00+00:00"),
+                (2, "2100-01-01 00:00:00+00:00"),
+            ):
+                conn.execute(
+                    text(
+                        "INSERT INTO revision (repo_pk, sha, parents, committed_at, authors,"
+                        " title, message, changed, reachable, recorded_at)"
+                        " SELECT id, :sha, '[]', :committed, '[]', 't', '', '[]', true, :recorded"
+                        " FROM repo WHERE repo_id = 'org/old'"
+                    ),
+                    {"sha": sha(n), "committed": committed, "recorded": recorded},
+                )
+                conn.execute(
+                    text(
+                        "INSERT INTO change (revision_pk, repo_pk, committed_at, position,"
+                        " kind, severity, rank, summary) SELECT id, repo_pk, committed_at, 0,"
+                        " 'config.changed', 'breaking', 3, 's' FROM revision WHERE sha = :sha"
+                    ),
+                    {"sha": sha(n)},
+                )
+        upgrade(engine)
+    finally:
+        engine.dispose()
+    store = SqlStore(db_url)
+    store.start()
+    try:
+        month_ago = datetime.now(UTC) - timedelta(days=30)
+        assert store.count_changes("org/old", since=month_ago) == (2, 2)
+        assert store.count_changes("org/old", since=recorded + timedelta(hours=1)) == (0, 0)
+        assert [r.date.year for r in store.history("org/old")] == [2001, 2100]  # still shown
+    finally:
+        store.close()
+
+
+def test_the_count_since_a_time_is_a_range_of_one_index(sqlite_url: str) -> None:
+    # what the breaking badge runs (bench/api_load.py): never a walk of the repo's changes
+    from hubwatch.store.sql.browse import _SINCE
+
+    store = SqlStore(sqlite_url)
+    store.start()
+    try:
+        fill(store)
+        compiled = _SINCE.compile(dialect=store._engine.dialect)
+        params = compiled.construct_params({"repo_id": REPO.repo_id, "since": "2026-01-01"})
+        assert compiled.positiontup is not None
+        values = tuple(params[name] for name in compiled.positiontup)
+        with store._engine.connect() as conn:
+            plan = [
+                row[3] for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {compiled}", values)
+            ]
+    finally:
+        store.close()
+    assert any(
+        step.startswith("SEARCH change USING COVERING INDEX ix_change_repo_observed")
+        and "observed_at>?" in step
+        for step in plan
+    ), plan
