@@ -15,14 +15,10 @@ from typing import Any
 
 import pytest
 
+from tests.support.require import REQUIRE_ROOT, require
 from tests.test_chat_template_sandbox import ESCAPES
 from tests.test_security_units import WORKER
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0,
-    reason="needs root: the worker drops root only when it has it, and only the user it drops "
-    "to is kept out of a private install (CI runs as root)",
-)
 MESSAGES = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
 CASES: dict[str, tuple[str, str]] = {
     **{name: (payload, "sandbox violation") for name, payload in ESCAPES.items()},
@@ -39,6 +35,12 @@ CASES: dict[str, tuple[str, str]] = {
 @pytest.fixture(scope="module")
 def private(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(python, render_worker.py) of a venv holding jinja2, inside a directory only root reads."""
+    if os.geteuid() != 0:
+        require(
+            REQUIRE_ROOT,
+            "needs root: the worker drops root only when it has it, and only the user it drops "
+            "to is kept out of a private install",
+        )
     root = tmp_path_factory.mktemp("private")
     root.chmod(0o700)
     venv.create(root / "venv", with_pip=False, symlinks=True)
