@@ -126,15 +126,17 @@ class SqlBase:
 
     @contextmanager
     def _session(self) -> Iterator[Session]:
-        with Session(self._engine, expire_on_commit=False) as session:
-            try:
+        """An ORM session, closed (rolled back unless committed) after; a database error
+        raised as `_connected` raises it, the close's own included (a ROLLBACK on a
+        connection the server has just terminated)."""
+        try:
+            with Session(self._engine, expire_on_commit=False) as session:
                 yield session
-            except DBAPIError as exc:
-                failure = self._failure(exc)
-                if failure is None:
-                    raise
-                session.rollback()
-                raise failure from None
+        except DBAPIError as exc:
+            failure = self._failure(exc)
+            if failure is None:
+                raise
+            raise failure from None
         self.outage.recovered()
 
     @contextmanager
