@@ -92,8 +92,11 @@ def test_repo_state_alone(filled: SqlStore) -> None:
 def test_counts_take_the_changes_after_a_pin_or_since_a_date(filled: SqlStore) -> None:
     assert filled.count_changes(REPO.repo_id) == (3, 1)  # breaking, behavior, info
     assert filled.count_changes(REPO.repo_id, after=sha(2))[0] == 1
+    # by when they were recorded (a moment ago), not by their commits' dates (1 to 3 days ago)
     since = datetime.now(UTC) - timedelta(hours=36)
-    assert filled.count_changes(REPO.repo_id, since=since)[0] == 1  # only the newest revision
+    assert filled.count_changes(REPO.repo_id, since=since) == (3, 1)
+    later = datetime.now(UTC) + timedelta(seconds=1)
+    assert filled.count_changes(REPO.repo_id, since=later) == (0, 0)
     with pytest.raises(UnknownRevision):
         filled.count_changes(REPO.repo_id, after=CommitSha("f" * 40))
 
@@ -103,7 +106,7 @@ def test_counts_include_replaced_changes_and_only_this_repos(filled: SqlStore) -
     filled.replace_changes(REPO.repo_id, sha(3), "advisories.changed", [breaking])
     assert filled.count_changes(REPO.repo_id, after=sha(2)) == (2, 1)
     since = datetime.now(UTC) - timedelta(hours=36)
-    assert filled.count_changes(REPO.repo_id, since=since)[1] == 1
+    assert filled.count_changes(REPO.repo_id, since=since)[1] == 2
     assert filled.count_changes(OTHER.repo_id) == (0, 0)
 
 
@@ -113,8 +116,8 @@ def test_count_changes_all_and_breaking(filled: SqlStore) -> None:
     assert filled.count_changes(REPO.repo_id, after=sha(1)) == (3, 1)
     assert filled.count_changes(REPO.repo_id, after=sha(2)) == (1, 0)
     assert filled.count_changes(REPO.repo_id, after=sha(3)) == (0, 0)
-    day_and_a_half = datetime.now(UTC) - timedelta(hours=36)
-    assert filled.count_changes(REPO.repo_id, since=day_and_a_half) == (1, 0)
+    day_and_a_half = datetime.now(UTC) - timedelta(hours=36)  # all recorded since
+    assert filled.count_changes(REPO.repo_id, since=day_and_a_half) == (3, 1)
     assert filled.count_changes(OTHER.repo_id) == (0, 0)
     with pytest.raises(UnknownRevision):
         filled.count_changes(REPO.repo_id, after=CommitSha("f" * 40))
