@@ -77,7 +77,7 @@ def fill(url: str, revisions: int) -> None:
                 ["config.json"],
                 True,
                 None,
-                now,
+                now - timedelta(minutes=revisions - n),  # recorded as they came, a minute apart
             )
             for n in range(revisions)
         )
@@ -147,7 +147,7 @@ REVISION_FIELDS = (
 CHANGE_FIELDS = (
     "revision_pk",
     "repo_pk",
-    "committed_at",
+    "observed_at",
     "base_sha",
     "position",
     "kind",

@@ -62,7 +62,7 @@ from hubwatch.settings import Settings
 from hubwatch.sources.git import GitSource
 from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.sql import SqlStore
-from hubwatch.store.sql.base import make_engine
+from hubwatch.store.sql.engine import make_engine
 from hubwatch.store.sql.migrate import alembic_config, upgrade
 from hubwatch.tracker.partial import KIND as PARTIAL
 from hubwatch.tracker.partial import partial_of

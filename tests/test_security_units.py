@@ -207,6 +207,27 @@ def test_render_worker_renders_after_dropping_root() -> None:
     assert json.loads(done.stdout) == {"outputs": {"a": {"text": '\n"é"'}}, "failure": None}
 
 
+def test_a_module_not_imported_before_confinement_fails_the_template_by_name() -> None:
+    # from any install, readable or not: a lazy import once confined is a failure naming it
+    request = {
+        "template": "{{ 'x'.encode('rot13') }}",
+        "conversations": [{"name": "a", "context": {}}],
+        "max_output_chars": 1000,
+        "max_memory_bytes": 1 << 30,
+        "cpu_s": 5,
+    }
+    done = subprocess.run(
+        [sys.executable, "-I", str(WORKER)],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(done.stdout)["failure"] == (
+        "the renderer needed module 'encodings.rot_13' after it was confined"
+    )
+
+
 def test_cli_track_refuses_credentials_for_a_host_without_a_setting(tmp_path: Path) -> None:
     env = {"HUBWATCH_DATA_DIR": str(tmp_path), "HUBWATCH_LOG_LEVEL": "ERROR"}
     url = "https://bob:SECRET@git.example/a.git"

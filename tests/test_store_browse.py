@@ -9,11 +9,19 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import event, text
+from structlog.testing import capture_logs
 
-from hubwatch.errors import NotTracked, StoreError, UnknownRevision, UnknownSubscription
+from hubwatch.errors import (
+    NotTracked,
+    StoreError,
+    StoreUnavailable,
+    UnknownRevision,
+    UnknownSubscription,
+)
 from hubwatch.models import Change, CommitSha, MessageState, OutboxMessage, RepoState, Severity
+from hubwatch.store.outage import SETTLE_S
 from hubwatch.store.sql import SqlStore, make_engine
-from hubwatch.store.sql.base import PING_IDLE_S
+from hubwatch.store.sql.engine import PING_IDLE_S
 from hubwatch.store.sql.migrate import upgrade
 from tests.support.served import CARD, OTHER, REPO, STOP, fill
 from tests.test_store import sha, snapshot
@@ -84,8 +92,11 @@ def test_repo_state_alone(filled: SqlStore) -> None:
 def test_counts_take_the_changes_after_a_pin_or_since_a_date(filled: SqlStore) -> None:
     assert filled.count_changes(REPO.repo_id) == (3, 1)  # breaking, behavior, info
     assert filled.count_changes(REPO.repo_id, after=sha(2))[0] == 1
+    # by when they were recorded (a moment ago), not by their commits' dates (1 to 3 days ago)
     since = datetime.now(UTC) - timedelta(hours=36)
-    assert filled.count_changes(REPO.repo_id, since=since)[0] == 1  # only the newest revision
+    assert filled.count_changes(REPO.repo_id, since=since) == (3, 1)
+    later = datetime.now(UTC) + timedelta(seconds=1)
+    assert filled.count_changes(REPO.repo_id, since=later) == (0, 0)
     with pytest.raises(UnknownRevision):
         filled.count_changes(REPO.repo_id, after=CommitSha("f" * 40))
 
@@ -95,7 +106,7 @@ def test_counts_include_replaced_changes_and_only_this_repos(filled: SqlStore) -
     filled.replace_changes(REPO.repo_id, sha(3), "advisories.changed", [breaking])
     assert filled.count_changes(REPO.repo_id, after=sha(2)) == (2, 1)
     since = datetime.now(UTC) - timedelta(hours=36)
-    assert filled.count_changes(REPO.repo_id, since=since)[1] == 1
+    assert filled.count_changes(REPO.repo_id, since=since)[1] == 2
     assert filled.count_changes(OTHER.repo_id) == (0, 0)
 
 
@@ -105,8 +116,8 @@ def test_count_changes_all_and_breaking(filled: SqlStore) -> None:
     assert filled.count_changes(REPO.repo_id, after=sha(1)) == (3, 1)
     assert filled.count_changes(REPO.repo_id, after=sha(2)) == (1, 0)
     assert filled.count_changes(REPO.repo_id, after=sha(3)) == (0, 0)
-    day_and_a_half = datetime.now(UTC) - timedelta(hours=36)
-    assert filled.count_changes(REPO.repo_id, since=day_and_a_half) == (1, 0)
+    day_and_a_half = datetime.now(UTC) - timedelta(hours=36)  # all recorded since
+    assert filled.count_changes(REPO.repo_id, since=day_and_a_half) == (3, 1)
     assert filled.count_changes(OTHER.repo_id) == (0, 0)
     with pytest.raises(UnknownRevision):
         filled.count_changes(REPO.repo_id, after=CommitSha("f" * 40))
@@ -211,12 +222,20 @@ def test_a_connection_dropped_while_in_use_fails_one_read_as_a_store_error(pg_ur
         store.add_repo(REPO)
         assert store.repo_state(REPO.repo_id) is RepoState.ACTIVE
         assert _drop_idle_connections(pg_url) >= 1
-        with pytest.raises(StoreError, match="database error"):
-            store.repo_state(REPO.repo_id)  # within PING_IDLE_S of its last use: not pinged
-        assert store.repo_state(REPO.repo_id) is RepoState.ACTIVE
-        assert store.history_text(REPO.repo_id).revisions == ()
+        with capture_logs() as logs:
+            with pytest.raises(StoreUnavailable, match="database unavailable"):
+                store.repo_state(REPO.repo_id)  # within PING_IDLE_S of its last use: not pinged
+            assert store.outage.down
+            assert store.repo_state(REPO.repo_id) is RepoState.ACTIVE
+            assert store.outage.down  # until it answers SETTLE_S after the last failure
+            time.sleep(SETTLE_S)
+            assert store.history_text(REPO.repo_id).revisions == ()
     finally:
         store.close()
+    # one line when it started, one when it ended: the other dropped connections, pinged
+    # because they were last used before the failure, were replaced without failing a read
+    assert [e["event"] for e in logs] == ["database_unavailable", "database_available"]
+    assert logs[1]["failed"] == 1 and not store.outage.down
 
 
 def test_a_driver_error_on_a_badge_read_is_a_store_error(store: SqlStore, db_url: str) -> None:
@@ -473,3 +492,76 @@ def test_enqueue_is_idempotent_per_event_and_survives_reopening(db_url: str) -> 
         assert again.attempts == 1
     finally:
         reopened.close()
+
+
+def test_migration_0012_counts_stored_changes_by_when_they_were_recorded(db_url: str) -> None:
+    # changes stored before 0012 carried their commit's date; upstream set it to 2001 and 2100
+    recorded = datetime.now(UTC) - timedelta(days=1)
+    engine = make_engine(db_url)
+    try:
+        upgrade(engine, "0011")
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO repo (repo_id, source, branch, state, added_at)"
+                    " VALUES ('org/old', 'hub', 'main', 'active', CURRENT_TIMESTAMP)"
+                )
+            )
+            for n, committed in (
+                (1, "2001-01-01 00:00:00+00:00"),
+                (2, "2100-01-01 00:00:00+00:00"),
+            ):
+                conn.execute(
+                    text(
+                        "INSERT INTO revision (repo_pk, sha, parents, committed_at, authors,"
+                        " title, message, changed, reachable, recorded_at)"
+                        " SELECT id, :sha, '[]', :committed, '[]', 't', '', '[]', true, :recorded"
+                        " FROM repo WHERE repo_id = 'org/old'"
+                    ),
+                    {"sha": sha(n), "committed": committed, "recorded": recorded},
+                )
+                conn.execute(
+                    text(
+                        "INSERT INTO change (revision_pk, repo_pk, committed_at, position,"
+                        " kind, severity, rank, summary) SELECT id, repo_pk, committed_at, 0,"
+                        " 'config.changed', 'breaking', 3, 's' FROM revision WHERE sha = :sha"
+                    ),
+                    {"sha": sha(n)},
+                )
+        upgrade(engine)
+    finally:
+        engine.dispose()
+    store = SqlStore(db_url)
+    store.start()
+    try:
+        month_ago = datetime.now(UTC) - timedelta(days=30)
+        assert store.count_changes("org/old", since=month_ago) == (2, 2)
+        assert store.count_changes("org/old", since=recorded + timedelta(hours=1)) == (0, 0)
+        assert [r.date.year for r in store.history("org/old")] == [2001, 2100]  # still shown
+    finally:
+        store.close()
+
+
+def test_the_count_since_a_time_is_a_range_of_one_index(sqlite_url: str) -> None:
+    # what the breaking badge runs (bench/api_load.py): never a walk of the repo's changes
+    from hubwatch.store.sql.browse import _SINCE
+
+    store = SqlStore(sqlite_url)
+    store.start()
+    try:
+        fill(store)
+        compiled = _SINCE.compile(dialect=store._engine.dialect)
+        params = compiled.construct_params({"repo_id": REPO.repo_id, "since": "2026-01-01"})
+        assert compiled.positiontup is not None
+        values = tuple(params[name] for name in compiled.positiontup)
+        with store._engine.connect() as conn:
+            plan = [
+                row[3] for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {compiled}", values)
+            ]
+    finally:
+        store.close()
+    assert any(
+        step.startswith("SEARCH change USING COVERING INDEX ix_change_repo_observed")
+        and "observed_at>?" in step
+        for step in plan
+    ), plan

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from hubwatch.models import Change, RepoRef, Severity, SourceKind
 from hubwatch.store.sql import SqlStore
-from hubwatch.store.sql.base import json_loads
+from hubwatch.store.sql.engine import json_loads
 from tests.test_store import sha, snapshot
 
 SCALARS = (

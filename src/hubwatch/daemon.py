@@ -17,6 +17,7 @@ of those repos is released to other workers, and the process exits.
 
 from __future__ import annotations
 
+import functools
 import signal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ import structlog
 from apscheduler.schedulers.blocking import BlockingScheduler
 
 from hubwatch import metrics
+from hubwatch.errors import StoreUnavailable
 from hubwatch.runtime import Runtime, refresh_advisories
 from hubwatch.settings import AdvisoryServiceKind
 from hubwatch.store.scheduling import ScheduleStore
@@ -132,7 +134,7 @@ def _scheduler(rt: Runtime, worker: Worker, extra: Sequence[PeriodicJob]) -> Blo
     # polls of repos already woken; each delays its own next run when slow, never overlaps it.
     for name, run in (("discovery", worker.discover), ("work", worker.work)):
         scheduler.add_job(
-            run,
+            _quiet_outage(run),
             "interval",
             seconds=every,
             next_run_time=datetime.now(UTC),
@@ -142,7 +144,7 @@ def _scheduler(rt: Runtime, worker: Worker, extra: Sequence[PeriodicJob]) -> Blo
         )
     for job in [*default_jobs(rt), *extra]:
         scheduler.add_job(
-            _guarded(job, rt.store, worker),
+            _quiet_outage(_guarded(job, rt.store, worker)),
             "interval",
             seconds=job.every_s,
             next_run_time=datetime.now(UTC),
@@ -166,6 +168,8 @@ def _guarded(job: PeriodicJob, store: ScheduleStore, worker: Worker) -> Callable
         try:
             job.run()
             log.info("job_finished", job=job.name)
+        except StoreUnavailable:
+            raise  # not a failure of the job: the store logs the outage once (_quiet_outage)
         except Exception:  # a periodic job must never end the worker
             log.exception("job_failed", job=job.name)
         finally:
@@ -173,3 +177,17 @@ def _guarded(job: PeriodicJob, store: ScheduleStore, worker: Worker) -> Callable
                 store.finish_job(job.name, worker.owner, now + timedelta(seconds=job.every_s))
 
     return run
+
+
+def _quiet_outage(run: Callable[[], object]) -> Callable[[], None]:
+    """`run`, ended quietly by a database outage: the store logs one line when it starts and
+    one when it ends (`store/outage.py`), not a traceback per run; the next run tries again."""
+
+    @functools.wraps(run)
+    def quiet() -> None:
+        try:
+            run()
+        except StoreUnavailable:
+            pass
+
+    return quiet

@@ -34,6 +34,7 @@ HubwatchError                    1  500
 ├── PinMoved                     1  409  a pin's sha is no longer where the scan found it
 ├── ProjectConfigError           2  422  a project's [tool.hubwatch] / .hubwatch.toml is malformed
 ├── StoreError                   1  503  the database refused something
+│   ├── StoreUnavailable         1  503  the database cannot be reached now (down, restarting)
 │   └── WorkerConflict           1  503  a second worker on a store that allows one (SQLite)
 │       └── WorkerIdTaken        1  503  a live worker already runs under this id (PostgreSQL)
 └── AdvisoryServiceError         7  500  anything an AdvisoryService raises: advisories unknown
@@ -267,6 +268,12 @@ class StoreError(HubwatchError):
     """The store could not complete an operation."""
 
     http_status = HTTPStatus.SERVICE_UNAVAILABLE
+
+
+class StoreUnavailable(StoreError):
+    """The database cannot be reached or answer now (down, restarting, a connection lost):
+    worth trying again later. The API answers 503 with `Retry-After`; the store logs one line
+    when the outage starts and one when it ends (`store/outage.py`), not one per operation."""
 
 
 class WorkerConflict(StoreError):

@@ -23,6 +23,7 @@ from hubwatch.sources.hub import HubSource
 from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.base import Store
 from hubwatch.store.sql import open_store as open_store  # beside SqlStore: CLI reads skip this
+from hubwatch.tracker.clock import CommitClock
 from hubwatch.tracker.poll import Tracker
 from hubwatch.tracker.snapshot import Limits
 
@@ -104,7 +105,11 @@ def runtime(settings: Settings, *, or_read_only: bool = False) -> Iterator[Runti
         sources,
         Limits(settings.max_file_bytes, settings.max_header_bytes),
         RetryPolicy(attempts=settings.retries, max_wait_s=settings.retry_max_wait_s),
-        after_revision=[*([attacher.after_revision] if attacher else []), notifier.after_revision],
+        after_revision=[
+            CommitClock(store).after_revision,  # first: the webhooks carry what it adds
+            *([attacher.after_revision] if attacher else []),
+            notifier.after_revision,
+        ],
         differs=differs,
         degraded_after=settings.degraded_after,
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -143,6 +144,23 @@ class Settings(BaseSettings):
         if self.database_url is not None:
             return self.database_url.get_secret_value()
         return sqlite_url(self.data_dir)
+
+    def secret_values(self) -> list[str]:
+        """Every secret these settings hold, as it may appear in a text: the Hub and API
+        tokens, the Hub webhook secret, each git credential (and its token alone), the
+        database URL's password (as written and decoded). The log leaves them all out."""
+        held = (self.hf_token, self.api_token, self.hub_webhook_secret)
+        values = [secret.get_secret_value() for secret in held if secret is not None]
+        for credential in self.git_credentials.values():
+            value = credential.get_secret_value()
+            values += [value, value.partition(":")[2]]
+        try:
+            password = urlsplit(self.resolved_database_url()).password
+        except ValueError:  # unparsable (an unclosed IPv6 bracket): SqlStore refuses it anyway
+            password = None
+        if password:
+            values += [password, unquote(password)]
+        return [value for value in values if value]
 
     def resolved_public_url(self) -> str:
         """The base URL links are built from, without a trailing slash."""

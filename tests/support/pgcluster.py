@@ -73,15 +73,23 @@ class PostgresCluster:
                 "initdb", "-D", str(root / "data"), "-U", "postgres", "--auth=trust",
                 "-E", "UTF8", "--no-locale", "--no-sync",
             )  # fmt: skip
-            options = f"-p {cluster.port} -k {root} -c listen_addresses=127.0.0.1 {SERVER_OPTIONS}"
-            cluster._run(
-                "pg_ctl", "-D", str(root / "data"), "-l", str(root / "server.log"),
-                "-o", options, "-w", "-t", "60", "start",
-            )  # fmt: skip
+            cluster.start_server()
         except BaseException:
             cluster.remove()
             raise
         return cluster
+
+    def start_server(self) -> None:
+        """Start the server on the cluster's port, waiting until it accepts connections."""
+        options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 {SERVER_OPTIONS}"
+        self._run(
+            "pg_ctl", "-D", str(self.root / "data"), "-l", str(self.root / "server.log"),
+            "-o", options, "-w", "-t", "60", "start",
+        )  # fmt: skip
+
+    def stop_server(self) -> None:
+        """Stop the server as an operator's restart does (fast: sessions are terminated)."""
+        self._run("pg_ctl", "-D", str(self.root / "data"), "-m", "fast", "-w", "stop")
 
     @property
     def url(self) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from http import HTTPStatus
 
 import structlog
 from fastapi import APIRouter, FastAPI, Request
@@ -24,12 +25,16 @@ from hubwatch.api.routes import (
 )
 from hubwatch.api.security import GuardMiddleware, add_options_route
 from hubwatch.diff import Differ, load_differs
-from hubwatch.errors import HubwatchError
+from hubwatch.errors import HubwatchError, StoreUnavailable
 from hubwatch.models import redact_text
 from hubwatch.settings import Settings
 from hubwatch.store.base import Store
+from hubwatch.store.outage import RETRY_AFTER_S
 
 log = structlog.get_logger(__name__)
+
+UNAVAILABLE = f"the database is unavailable; try again in {RETRY_AFTER_S} s"
+"""What a request refused during a database outage is answered (503, with `Retry-After`)."""
 
 
 def create_app(
@@ -62,9 +67,17 @@ def create_app(
     async def _hubwatch_error(request: Request, exc: HubwatchError) -> JSONResponse:
         status = exc.http_status
         message = redact_text(str(exc))  # a git error may quote a URL with its credentials
-        if status >= 500:
+        headers = {}
+        if status == HTTPStatus.SERVICE_UNAVAILABLE:
+            headers["Retry-After"] = str(RETRY_AFTER_S)
+        if isinstance(exc, StoreUnavailable):
+            # one log line per outage (the store's), not one per request; the driver's
+            # message (hosts, ports) is the operator's, not the client's
+            store.outage.refused()
+            message = UNAVAILABLE
+        elif status >= 500:
             log.error("request_failed", path=request.url.path, error=message)
-        return JSONResponse({"detail": message}, status_code=status)
+        return JSONResponse({"detail": message}, status_code=status, headers=headers)
 
     for router in (
         health.router,

@@ -123,7 +123,7 @@ def settings() -> Settings:
         first = exc.errors()[0]
         err.print(f"error: setting {'.'.join(map(str, first['loc']))}: {first['msg']}")
         raise typer.Exit(EXIT_USAGE) from None
-    configure_logging(loaded.log_level, loaded.log_json)
+    configure_logging(loaded.log_level, loaded.log_json, loaded.secret_values())
     return loaded
 
 

@@ -42,6 +42,31 @@ _WARM_UP = (
     "{{ strftime_now('%d') }}{% generation %}{{ 2 * 3 }}{% endgeneration %}"
 )
 _WARM_UP_CONTEXT = {"name": "warm-up", "context": {"messages": [{"role": "u", "content": "é"}]}}
+_WARM_UP_FAILING = (
+    # the first exception raised in a template imports jinja2.debug (to rewrite its
+    # traceback): raise_exception, an undefined value, a sandbox violation, a syntax error
+    "{{ raise_exception('x') }}",
+    "{{ nothing.there }}",
+    "{{ ''.__class__ }}",
+    "{% for %}",
+    # filters and globals that import their modules on first use
+    "{{ 'a b c'|wordwrap(2) }}{{ messages|pprint }}{{ '<b>x</b>'|striptags }}{{ lipsum(1) }}",
+)
+PREPARED = (
+    "jinja2.ext",
+    "jinja2.sandbox",
+    "jinja2.exceptions",
+    "jinja2.nodes",
+    "jinja2.debug",
+    "jinja2.constants",
+    "textwrap",
+    "pprint",
+    "html",
+)
+"""Every module rendering may import, imported before the worker is confined: jinja2 imports
+these lazily (an exception's traceback, `wordwrap`, `pprint`, `striptags`, `lipsum`), and once
+root is dropped the files of a private install (a venv under /root, a 0700 clone) cannot be
+read: a sandbox violation then read as an ordinary ModuleNotFoundError."""
 
 # The date strftime_now() sees, so that renders are reproducible (transformers uses now()).
 FIXED_NOW = datetime(2025, 1, 15, 12, 0, 0)
@@ -205,22 +230,37 @@ def confine(request: dict[str, Any]) -> None:
 def prepare(request: dict[str, Any]) -> None:
     """Import and warm up everything rendering needs, before any limit binds."""
     # NOTE: once root is dropped the interpreter's own files may be unreadable (a Python under
-    # /root): import now what rendering imports lazily, by rendering a template that uses it.
-    for module in ("jinja2.ext", "jinja2.sandbox", "jinja2.exceptions", "jinja2.nodes"):
+    # /root, hubwatch in a 0700 clone): import now what rendering imports lazily, and render
+    # templates that take each lazy path (an exception in a template, the filters above).
+    for module in PREPARED:
         importlib.import_module(module)
     for codec in ("unicode_escape", "utf-8", "ascii", "latin-1"):
         codecs.lookup(codec)
-    render_all({**request, "template": _WARM_UP, "conversations": [_WARM_UP_CONTEXT]})
+    for template in (_WARM_UP, *_WARM_UP_FAILING):
+        render_all({**request, "template": template, "conversations": [_WARM_UP_CONTEXT]})
+
+
+class _Sealed:
+    """The import system of a confined worker: an import not done before fails the template.
+
+    Installed once root is dropped, so a render never depends on which files the unprivileged
+    user can read: a module missing from `PREPARED` fails the same way from any install
+    (an explicit failure naming it), never as an ordinary error of the template's.
+    """
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        raise RenderFailed(f"the renderer needed module {name!r} after it was confined")
 
 
 def bind(request: dict[str, Any]) -> None:
-    """Lower every limit to the request's, then drop root for good."""
+    """Lower every limit to the request's, drop root for good, and seal the imports."""
     _limit(resource.RLIMIT_AS, int(request["max_memory_bytes"]))
     _limit(resource.RLIMIT_CPU, int(request["cpu_s"]))
     _limit(resource.RLIMIT_FSIZE, 0)  # no files written, whatever happens
     _limit(resource.RLIMIT_NPROC, 0)  # no processes started (binds once root is dropped)
-    _limit(resource.RLIMIT_NOFILE, 16)  # stdin, stdout, stderr and what imports need
+    _limit(resource.RLIMIT_NOFILE, 16)  # stdin, stdout, stderr and the answer's pipe
     drop_root()
+    sys.meta_path.insert(0, _Sealed())
 
 
 def serve() -> None:

@@ -10,6 +10,7 @@ from hubwatch.store.changes import ChangeStore
 from hubwatch.store.estimates import EstimateStore
 from hubwatch.store.known import KnownContent
 from hubwatch.store.lineage import LineageStore
+from hubwatch.store.outage import Outage
 from hubwatch.store.repos import RepoStore, RevisionStore
 from hubwatch.store.scheduling import ScheduleStore
 from hubwatch.store.webhooks import WebhookStore
@@ -36,6 +37,8 @@ class Store(
     read_only: str | None = None
     """Why this store takes no writes (a full disk, a read-only database file), one line; None
     when it does. Set only where the opener was asked to fall back to reading."""
+    outage: Outage
+    """Whether the database answers, as this process sees it: one log line per outage."""
 
     @abstractmethod
     def start(self) -> None:

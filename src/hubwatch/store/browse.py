@@ -56,8 +56,9 @@ class BrowseStore(Protocol):
         self, repo_id: str, *, after: CommitSha | None = None, since: datetime | None = None
     ) -> tuple[int, int]:
         """(all changes, breaking changes) the repo recorded after revision `after` (exact sha;
-        UnknownRevision if not stored) and in revisions committed since `since`: what the
-        counting badges show, in one range scan."""
+        UnknownRevision if not stored) and in revisions hubwatch recorded since `since` (our
+        clock: a commit's date is upstream's to set): what the counting badges show, in one
+        range scan."""
 
     @abstractmethod
     def recent_changes(

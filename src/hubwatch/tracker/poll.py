@@ -14,7 +14,7 @@ import structlog
 
 from hubwatch.caching import Memo
 from hubwatch.diff import Differ
-from hubwatch.errors import HubwatchError, InvalidRepoId, TokenRefused
+from hubwatch.errors import HubwatchError, InvalidRepoId, StoreUnavailable, TokenRefused
 from hubwatch.lineage.judge import LineageJudge
 from hubwatch.models import RepoRef, RepoStatus, SourceKind
 from hubwatch.models.timestamps import now
@@ -106,8 +106,9 @@ class Tracker:
 
         A source error or a bug ends the poll (`PollResult.error`, a poll_failed event, and
         after `degraded_after` such polls in a row the repo is degraded); a bad revision does
-        not (it is stored with what could be read). Raised: PollStopped from `progress`, and
-        what the store raises while recording the failure. `hint`: the repo's status as a
+        not (it is stored with what could be read). Raised: PollStopped from `progress`,
+        StoreUnavailable (the database is down: nothing to record it in), and what the store
+        raises while recording the failure. `hint`: the repo's status as a
         change listing just gave it; saves asking the source.
         """
         tracked = self._store.get_repo(repo_id)
@@ -118,8 +119,8 @@ class Tracker:
         structlog.contextvars.bind_contextvars(repo=repo_id, poll_id=uuid.uuid4().hex[:12])
         try:
             self._poll(run, progress, hint)
-        except PollStopped:
-            raise
+        except (PollStopped, StoreUnavailable):
+            raise  # an outage is not the repo's failure, nor could it be recorded
         except TokenRefused as exc:
             run.refused(exc)
         except HubwatchError as exc:
@@ -137,6 +138,8 @@ class Tracker:
             repo_id = tracked.ref.repo_id
             try:
                 results.append(self.poll(repo_id))
+            except StoreUnavailable:
+                raise  # the database is down for every repo alike
             except Exception as exc:  # the daemon must outlive any one repo
                 results.append(crashed(self._store, repo_id, exc, self.degraded_after))
         return results

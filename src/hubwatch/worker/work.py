@@ -25,7 +25,7 @@ from typing import Protocol
 import structlog
 
 from hubwatch import metrics
-from hubwatch.errors import NotTracked, WorkerIdTaken
+from hubwatch.errors import NotTracked, StoreUnavailable, WorkerIdTaken
 from hubwatch.models import CommitInfo, EventKind, RepoEvent, RepoStatus
 from hubwatch.models.timestamps import now as utcnow
 from hubwatch.store.repos import RepoStore
@@ -231,6 +231,8 @@ class Worker:
         except NotTracked:
             self._release(repo_id, done=True)
             return None
+        except StoreUnavailable:
+            raise  # the tick ends (the store logs the outage once); the lease lapses
         except Exception as exc:  # a worker must outlive any one repo, even a bug
             if poll is not None and poll.abandoned:
                 return None

@@ -11,7 +11,13 @@ from fastapi import APIRouter, Depends, Query, Response
 from hubwatch.api.deps import StoreDep, browse, require_reader
 from hubwatch.api.routes.lineage import stale_badge
 from hubwatch.api.schemas import Badge
-from hubwatch.errors import HubwatchError, InvalidRepoId, NotTracked, UnknownRevision
+from hubwatch.errors import (
+    HubwatchError,
+    InvalidRepoId,
+    NotTracked,
+    StoreUnavailable,
+    UnknownRevision,
+)
 from hubwatch.models import CommitSha, RepoState, validate_repo_id
 from hubwatch.store.advisories import AdvisoryStore
 from hubwatch.store.browse import BrowseStore
@@ -36,6 +42,10 @@ CACHE_S = 300
 
 def error_badge(label: str, message: str) -> Badge:
     return Badge(label=label, message=message, color="lightgrey", isError=True)
+
+
+UNAVAILABLE = error_badge("hubwatch", "unavailable")
+"""The badge while the database is unavailable (the store logs the outage once)."""
 
 
 def _age(when: datetime, now: datetime) -> str:
@@ -96,6 +106,8 @@ def badge(
         return error_badge("hubwatch", "not tracked")
     except UnknownRevision:
         return error_badge("hubwatch", "unknown revision")
+    except StoreUnavailable:
+        return UNAVAILABLE
     except Exception:  # a badge never errors: a README shows it whatever happens
         log.exception("badge_failed", repo=repo_id, kind=kind)
         return error_badge("hubwatch", "unavailable")
@@ -207,4 +219,6 @@ async def get_badge(
     # deps.browse) and the body serialized here: a sync endpoint pays a hop for the call and
     # another for validating what it returns (issue 15).
     found = await browse(store, badge, store, f"{org}/{name}", kind, pinned)
+    if found is UNAVAILABLE:
+        store.outage.refused()
     return Response(found.model_dump_json(exclude_none=True), media_type="application/json")

@@ -11,16 +11,20 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, NamedTuple, cast
 
-import orjson
-from sqlalchemy import Table, event
+from sqlalchemy import Table
 from sqlalchemy import select as core_select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine, Row
-from sqlalchemy.exc import DisconnectionError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import (
+    DBAPIError,
+    InterfaceError,
+    OperationalError,
+    SQLAlchemyError,
+)
 from sqlalchemy.sql import Select
-from sqlmodel import Session, SQLModel, col, create_engine, select
+from sqlmodel import Session, SQLModel, col, select
 
-from hubwatch.errors import NotTracked, StoreError, UnknownRevision
+from hubwatch.errors import NotTracked, StoreError, StoreUnavailable, UnknownRevision
 from hubwatch.models import (
     Change,
     CommitSha,
@@ -30,8 +34,10 @@ from hubwatch.models import (
     StoredRevision,
 )
 from hubwatch.models.timestamps import utc as utc  # the mixins import it from here
+from hubwatch.store.outage import Outage
 from hubwatch.store.sql.blobcache import BlobCache
 from hubwatch.store.sql.driver import DriverQuery
+from hubwatch.store.sql.engine import is_lost, make_engine
 from hubwatch.store.sql.pipeline import can_pipeline
 from hubwatch.store.sql.tables import ChangeRow, EventRow, RepoRow, RevisionRow
 
@@ -60,100 +66,6 @@ REVISION_COLUMNS = tuple(REVISION.c[name] for name in REVISION_NAMES)
 """What `as_revision` reads, for Core selects of revisions."""
 
 
-_LONG_NUMBER = re.compile(r"[\[,:\s]-?[0-9]{19}")
-"""A number of 19 digits or more inside an array or object (digits in a string: json reads it,
-only slower); a number alone goes to json whatever its length."""
-
-
-def json_loads(text: str | bytes | int | float) -> Any:
-    """A stored JSON column's value: orjson, several times faster than json for a history
-    page's columns (issue 15); json for what only it reads exactly: NaN (json.dumps writes
-    it) and integers beyond 64 bits (orjson turns them into floats)."""
-    if isinstance(text, int | float):
-        # SQLite gives a JSON column NUMERIC affinity: a value that is a JSON number alone is
-        # stored, and returned, as a number
-        return text
-    if not isinstance(text, str):
-        text = bytes(text).decode()
-    if text[:1] not in "-0123456789" and _LONG_NUMBER.search(text) is None:
-        try:
-            return orjson.loads(text)
-        except orjson.JSONDecodeError:
-            pass
-    return json.loads(text)
-
-
-POOL_SIZE = 10
-"""Connections a store keeps open: the API's concurrent reads, the poller and the webhook
-deliverer; more at once open overflow connections, closed after each use."""
-
-
-def make_engine(url: str) -> Engine:
-    """An engine for `url`, with SQLite set up for a long-running writer (WAL, foreign keys)."""
-    if url.startswith("sqlite"):
-        engine = create_engine(
-            url,
-            connect_args={"timeout": 30},
-            json_deserializer=json_loads,
-            pool_size=POOL_SIZE,  # as PostgreSQL's below: a new SQLite connection runs the
-            max_overflow=2 * POOL_SIZE,  # pragmas and reads the schema before its first read
-        )
-
-        @event.listens_for(engine, "connect")
-        def _pragmas(dbapi_connection: Any, _record: Any) -> None:
-            cursor = dbapi_connection.cursor()
-            cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.execute("PRAGMA synchronous=NORMAL")
-            cursor.close()
-
-        return engine
-    # NOTE: pool_size 10, not SQLAlchemy's 5: with more requests at once than pooled
-    # connections, each extra one opened and closed a connection per read (312 sessions in
-    # 2,000 badge reads from 8 clients, a connection costing more than the read; issue 15)
-    engine = create_engine(
-        url, json_deserializer=json_loads, pool_size=POOL_SIZE, max_overflow=2 * POOL_SIZE
-    )
-    _ping_when_idle(engine)
-    return engine
-
-
-PING_IDLE_S = 1.0
-"""A pooled connection idle this long is pinged before it is used again."""
-
-
-def _ping_when_idle(engine: Engine) -> None:
-    """Ping a pooled connection only when it has sat idle (`PING_IDLE_S`), not at every
-    checkout as `pool_pre_ping` does: that is a round trip more than a badge's one query on
-    PostgreSQL (issue 15). A connection the server dropped meanwhile is replaced, as
-    pre-ping replaces it; one dropped within the last second fails its statement once, and
-    SQLAlchemy then discards the pool's connections."""
-
-    @event.listens_for(engine, "checkin")
-    def _checked_in(_dbapi_connection: Any, record: Any) -> None:
-        record.info["idle_since"] = time.monotonic()
-
-    @event.listens_for(engine, "checkout")
-    def _checked_out(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
-        since = record.info.pop("idle_since", None)
-        if since is None or time.monotonic() - since < PING_IDLE_S:
-            return  # new, or in use a moment ago
-        try:
-            engine.dialect.do_ping(dbapi_connection)
-        except Exception as exc:  # whatever the driver raises for a dead connection
-            raise DisconnectionError(f"idle connection lost: {type(exc).__name__}") from exc
-
-
-@contextmanager
-def _connected(engine: Engine) -> Iterator[Connection]:
-    """A connection of `engine`, closed after; a database error raised as StoreError."""
-    try:
-        with engine.connect() as connection:
-            yield connection
-    except OperationalError as exc:
-        raise StoreError(f"database error: {exc.orig}") from None
-
-
 class SqlBase:
     """The engine and the lookups every `Sql*Store` mixin of SqlStore builds on.
 
@@ -163,8 +75,10 @@ class SqlBase:
 
     def __init__(self, url: str) -> None:
         self._url = url
+        self.outage = Outage()
+        """Whether the database answers, as this process sees it (one log line an outage)."""
         try:
-            self._engine = make_engine(url)
+            self._engine = make_engine(url, self.outage)
         except (SQLAlchemyError, ValueError) as exc:
             raise StoreError(f"invalid database URL: {type(exc).__name__}") from None
         self._reader = self._engine.execution_options(isolation_level="AUTOCOMMIT")
@@ -207,21 +121,61 @@ class SqlBase:
         """The SQLAlchemy dialect name: "sqlite" or "postgresql"."""
         return self._engine.dialect.name
 
+    def _failure(self, error: BaseException) -> StoreError | None:
+        """What a driver's error (SQLAlchemy's, or the DB-API's own) is raised as:
+        StoreUnavailable when the database cannot be reached or used now (the outage noted:
+        one log line for all of it, `store/outage.py`); StoreError for SQLAlchemy's other
+        OperationalErrors; None: as it is (a bug, a constraint)."""
+        orig = error.orig if isinstance(error, DBAPIError) and error.orig else error
+        if is_lost(orig, self._engine.dialect.loaded_dbapi):
+            reason = str(orig).strip()
+            self.outage.failed(reason)
+            return StoreUnavailable(f"database unavailable: {reason}")
+        if isinstance(error, OperationalError | InterfaceError):
+            return StoreError(f"database error: {orig}")
+        return None
+
+    @contextmanager
+    def _connected(self, engine: Engine) -> Iterator[Connection]:
+        """A connection of `engine`, closed after; a database error raised as StoreError
+        (StoreUnavailable when the database is unreachable)."""
+        try:
+            with engine.connect() as connection:
+                yield connection
+        except DBAPIError as exc:
+            failure = self._failure(exc)
+            if failure is None:
+                raise
+            raise failure from None
+        self.outage.recovered()
+
     @contextmanager
     def _session(self) -> Iterator[Session]:
-        with Session(self._engine, expire_on_commit=False) as session:
-            try:
+        """An ORM session, closed (rolled back unless committed) after; a database error
+        raised as `_connected` raises it, the close's own included (a ROLLBACK on a
+        connection the server has just terminated)."""
+        try:
+            with Session(self._engine, expire_on_commit=False) as session:
                 yield session
-            except OperationalError as exc:
-                session.rollback()
-                raise StoreError(f"database error: {exc.orig}") from None
+        except DBAPIError as exc:
+            failure = self._failure(exc)
+            if failure is None:
+                raise
+            raise failure from None
+        self.outage.recovered()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Connection]:
+        """A connection in one transaction, committed at the end of the block."""
+        with self._connected(self._engine) as connection, connection.begin():
+            yield connection
 
     @contextmanager
     def _reading(self) -> Iterator[Connection]:
         """A plain connection for Core reads (no ORM session: rows need no identity map), in
         autocommit: on PostgreSQL a transaction around a read cost two more round trips than
         its query (issue 15); a read here needs no snapshot across its statements."""
-        with _connected(self._reader) as connection:
+        with self._connected(self._reader) as connection:
             yield connection
 
     def _driven(self, statement: Select[Any], params: dict[str, Any]) -> list[tuple[Any, ...]]:
@@ -237,23 +191,27 @@ class SqlBase:
     def _driver(self) -> Iterator[Any]:
         """A pooled connection's own DB-API connection, autocommit on PostgreSQL as `_reading`
         is; a driver error is raised as StoreError and the connection leaves the pool."""
+        dbapi = self._engine.dialect.loaded_dbapi
         try:
+            # NOTE: the pool raises the DB-API's own error for a failed connect, not
+            # SQLAlchemy's (which only a Connection wraps it in)
             pooled = self._engine.raw_connection()
-        except OperationalError as exc:
-            raise StoreError(f"database error: {exc.orig}") from None
+        except (DBAPIError, dbapi.Error) as exc:
+            raise self._failure(exc) or StoreError(f"database error: {exc}") from None
         connection: Any = pooled.driver_connection
         postgres = self.dialect == "postgresql"
         try:
             if postgres:  # no BEGIN; and the pool's ROLLBACK on return is then no round trip
                 connection.autocommit = True
             yield connection
-        except self._engine.dialect.loaded_dbapi.Error as exc:
+        except dbapi.Error as exc:
             pooled.invalidate()  # whatever state it is in, it is not handed out again
-            raise StoreError(f"database error: {exc}") from None
+            raise self._failure(exc) or StoreError(f"database error: {exc}") from None
         finally:
             if postgres and pooled.is_valid:
                 connection.autocommit = False
             pooled.close()
+        self.outage.recovered()
 
     @contextmanager
     def _writing_pipelined(self) -> Iterator[Connection]:
@@ -264,7 +222,7 @@ class SqlBase:
         land together or not at all (a process killed between two statements left a revision
         without files)."""
         engine = self._reader if can_pipeline(self._engine.dialect) else self._engine
-        with _connected(engine) as connection:
+        with self._connected(engine) as connection:
             yield connection
 
     def _repo_pk(self, connection: Connection, repo_id: str) -> int:

@@ -124,7 +124,7 @@ class SqlBrowseStore(SqlBase, BrowseStore):
             _check_pinned(repo_id, after, found)
             assert found is not None
             return int(found[2]) + int(found[4]), int(found[3]) + int(found[5])
-        if after is None and since is not None:  # a range of ix_change_repo_committed
+        if after is None and since is not None:  # a range of ix_change_repo_observed
             found = self._driven(_SINCE, {"repo_id": repo_id, "since": since})[0]
             if found[0] is None:
                 raise NotTracked(f"{repo_id} is not tracked")
@@ -143,16 +143,16 @@ class SqlBrowseStore(SqlBase, BrowseStore):
         after: CommitSha | None,
         since: datetime | None,
     ) -> list[ColumnElement[bool]]:
-        """Which changes a count takes. Changes carry their repo and commit date (migration
-        0008): with `after`, a range scan of ix_change_repo_revision, with `since` of
-        ix_change_repo_committed; no revision walk."""
+        """Which changes a count takes. Changes carry their repo (migration 0008) and when
+        they were observed (0012): with `after`, a range scan of ix_change_repo_revision,
+        with `since` of ix_change_repo_observed; no revision walk."""
         if after is None:
             where = [CHANGE.c.repo_pk == self._repo_pk(connection, repo_id)]
         else:
             repo_pk, pinned_pk = self._pinned(connection, repo_id, after)
             where = [CHANGE.c.repo_pk == repo_pk, CHANGE.c.revision_pk > pinned_pk]
         if since is not None:
-            where.append(CHANGE.c.committed_at >= since)
+            where.append(CHANGE.c.observed_at >= since)
         return where
 
     def _pinned(self, connection: Connection, repo_id: str, sha: CommitSha) -> tuple[int, int]:
@@ -258,7 +258,7 @@ _BREAKING = func.count(case((CHANGE.c.severity == Severity.BREAKING.value, 1)))
 # NOTE: no GROUP BY: its temporary B-tree doubled SQLite's time for the same range.
 _SINCE = core_select(_REPO_KEY, func.count(), _BREAKING).where(
     CHANGE.c.repo_pk == _REPO_KEY,
-    CHANGE.c.committed_at >= bindparam("since", type_=CHANGE.c.committed_at.type),
+    CHANGE.c.observed_at >= bindparam("since", type_=CHANGE.c.observed_at.type),
 )
 
 

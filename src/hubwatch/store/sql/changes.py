@@ -83,7 +83,7 @@ def change_rows(
     """Rows for `changes` of the stored `revision`, numbered from `start` in the order given."""
     assert revision.id is not None  # flushed: the rows point at it
     values = change_values(
-        revision.id, revision.repo_pk, revision.committed_at, base, start, changes
+        revision.id, revision.repo_pk, revision.recorded_at, base, start, changes
     )
     return [ChangeRow(**row) for row in values]
 
@@ -91,17 +91,18 @@ def change_rows(
 def change_values(
     revision_pk: int,
     repo_pk: int,
-    committed_at: datetime,
+    observed_at: datetime,
     base: str | None,
     start: int,
     changes: Sequence[Change],
 ) -> list[dict[str, Any]]:
-    """The column values of `change_rows`, for one Core executemany."""
+    """The column values of `change_rows`, for one Core executemany; `observed_at` is when
+    the revision was recorded (what time windows count by)."""
     return [
         {
             "revision_pk": revision_pk,
             "repo_pk": repo_pk,
-            "committed_at": committed_at,
+            "observed_at": observed_at,
             "base_sha": base,
             "position": start + i,
             "kind": change.kind[:64],

@@ -19,7 +19,7 @@ class SqlLineageStore(SqlBase, LineageStore):
     """Lineage records on SQL: written by an upsert on the derivative's key."""
 
     def set_lineage(self, lineage: Lineage) -> None:
-        with self._engine.begin() as connection:
+        with self._transaction() as connection:
             values = {
                 "repo_pk": self._repo_pk(connection, lineage.repo_id),
                 "sha": lineage.sha,

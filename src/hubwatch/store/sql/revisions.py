@@ -90,7 +90,7 @@ class SqlRevisionStore(SqlBase, RevisionStore):
         with pipelined_transaction(connection, synchronous=SYNCHRONOUS):
             key = found[0][4] if keyed else None
             revision_pk = _insert_revision(connection, repo_pk, snapshot, changed, recorded_at, key)
-            self._insert_rest(connection, repo_pk, revision_pk, snapshot, blobs)
+            self._insert_rest(connection, (repo_pk, revision_pk, recorded_at), snapshot, blobs)
         for sha, data in blobs.items():  # the next revision's diff reads them back
             self._blobs.put(sha, data)
         self._written = ((revision_pk, recorded_at), _paths_of(snapshot))
@@ -100,21 +100,22 @@ class SqlRevisionStore(SqlBase, RevisionStore):
     def _insert_rest(
         self,
         connection: Connection,
-        repo_pk: int,
-        revision_pk: int,
+        keys: tuple[int, int, datetime],
         snapshot: Snapshot,
         blobs: dict[str, bytes],
     ) -> None:
-        """Everything of the revision but its row: estimate, blobs, files, changes, counts;
-        the bytes to store are queued into `blobs`."""
+        """Everything of the revision (`keys`: its repo's, its own, when it is recorded) but
+        its row: estimate, blobs, files, changes, counts; the bytes to store are queued into
+        `blobs`."""
+        repo_pk, revision_pk, recorded_at = keys
         if snapshot.estimate is not None:
             connection.execute(_INSERT_ESTIMATE, estimate_values(revision_pk, snapshot.estimate))
         rows = _file_rows(revision_pk, snapshot, blobs)
         self._put_blobs(connection, blobs)
         if rows:  # one executemany
             connection.execute(_INSERT_FILES, rows)
-        date, base = snapshot.commit.date, snapshot.base
-        changes = change_values(revision_pk, repo_pk, date, base, 0, snapshot.changes)
+        base = snapshot.base
+        changes = change_values(revision_pk, repo_pk, recorded_at, base, 0, snapshot.changes)
         if changes:
             connection.execute(_INSERT_CHANGES, changes)
         count_revision(connection, self.dialect, repo_pk, revision_pk, snapshot.changes)

@@ -186,15 +186,16 @@ class ChangeRow(SQLModel, table=True):
     # NOTE: a badge's count is a range scan of one of these over the changes it counts.
     __table_args__ = (
         Index("ix_change_repo_revision", "repo_pk", "revision_pk", "severity"),
-        Index("ix_change_repo_committed", "repo_pk", "committed_at", "severity"),
+        Index("ix_change_repo_observed", "repo_pk", "observed_at", "severity"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
     revision_pk: int = Field(foreign_key="revision.id", ondelete="CASCADE", index=True)
     repo_pk: int
     """The revision's repo, copied so that counts need no join."""
-    committed_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
-    """The revision's commit date, copied so that counts need no join."""
+    observed_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
+    """When its revision was recorded (our clock, never the commit's date, which upstream
+    sets), copied so that counts by time need no join."""
     base_sha: str | None = Field(default=None, max_length=64)
     position: int
     kind: str = Field(max_length=64)
