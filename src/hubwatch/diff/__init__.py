@@ -19,6 +19,7 @@ from hubwatch.diff.policy import markdown as policy_markdown
 from hubwatch.diff.policy import table as policy_table
 from hubwatch.diff.registry import DIFFERS, Differ, diff_revisions
 from hubwatch.diff.sections import listing
+from hubwatch.diff.summary import bounded
 from hubwatch.formats.view import RevisionView
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "RevisionView",
     "Rule",
     "apply_policy",
+    "bounded",
     "diff_revisions",
     "event_change",
     "listing",

@@ -14,8 +14,8 @@ from typing import Any
 
 # re-exported: the policy is where callers and tests have always found them
 from hubwatch.diff.summary import SUMMARY_MAX as SUMMARY_MAX
+from hubwatch.diff.summary import bounded, one_line
 from hubwatch.diff.summary import is_noop as is_noop
-from hubwatch.diff.summary import one_line
 from hubwatch.models import Change, Severity
 
 BREAKING, SECURITY, BEHAVIOR, INFO = (
@@ -350,14 +350,15 @@ def severity_of(change: Change, rules: Iterable[Rule] = RULES) -> tuple[Severity
 
 
 def apply_policy(changes: Iterable[Change], rules: Iterable[Rule] = RULES) -> list[Change]:
-    """`changes` with no-ops dropped, each severity set by the policy, summaries cut to one line."""
+    """`changes` with no-ops dropped, each severity set by the policy, summaries cut to one line,
+    values and details within their bounds (`summary.bounded`)."""
     rules = tuple(rules)
     kept = []
     for change in changes:
         if is_noop(change):
             continue
         severity, _ = severity_of(change, rules)
-        kept.append(one_line(replace(change, severity=severity)))
+        kept.append(bounded(one_line(replace(change, severity=severity))))
     return kept
 
 
