@@ -119,18 +119,29 @@ def check_content(path: str, data: bytes, memo: Memo) -> tuple[ReadStatus, str |
     when not, to follow the path."""
     if not is_text(path):
         return ReadStatus.STORED, None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return ReadStatus.INVALID, f" is not UTF-8 (byte {exc.start})"
+    if is_json(path) and json.detect_encoding(data) == "utf-8":
+        # no BOM, not UTF-16 or 32: the bytes parse as the text does, and are parsed once for
+        # the differs too (a view of this snapshot reads the same content); they are decoded
+        # only to say why they do not parse (a 30 MB file is not copied once more)
+        try:
+            loads_shared(data, hashlib.sha256(data).hexdigest(), memo)
+        except UnsafeContent as exc:  # not JSON, NaN, nesting or a number over its limit
+            return ReadStatus.INVALID, _not_utf8(data) or f": {exc}"
+        return ReadStatus.STORED, None
+    not_utf8 = _not_utf8(data)
+    if not_utf8 is not None:
+        return ReadStatus.INVALID, not_utf8
     if is_json(path):
         try:
-            if json.detect_encoding(data) == "utf-8":
-                # no BOM, not UTF-16 or 32: the bytes parse as the text does, and are parsed
-                # once for the differs too (a view of this snapshot reads the same content)
-                loads_shared(data, hashlib.sha256(data).hexdigest(), memo)
-            else:
-                loads_bounded(text)
-        except UnsafeContent as exc:  # not JSON, NaN, nesting or a number over its limit
+            loads_bounded(data.decode("utf-8"))
+        except UnsafeContent as exc:
             return ReadStatus.INVALID, f": {exc}"
     return ReadStatus.STORED, None
+
+
+def _not_utf8(data: bytes) -> str | None:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f" is not UTF-8 (byte {exc.start})"
+    return None
