@@ -29,13 +29,21 @@ def config(version: str) -> bytes:
     return json.dumps({"model_type": "llama", "transformers_version": version}).encode()
 
 
+def pinned(version: str) -> dict[str, bytes]:
+    """A revision that requires transformers==`version` (its requirements.txt), saved with it."""
+    return {
+        "config.json": config(version),
+        "requirements.txt": f"transformers=={version}\n".encode(),
+    }
+
+
 def upstream(tmp_path: Path) -> tuple[RepoRef, list[str]]:
     path = tmp_path / "up"
     shas = make_repo(
         path,
         [
-            CommitSpec({"config.json": config("4.36.0")}, message="upload"),
-            CommitSpec({"config.json": config("4.48.0")}, message="bump transformers"),
+            CommitSpec(pinned("4.36.0"), message="upload"),
+            CommitSpec(pinned("4.48.0"), message="bump transformers"),
         ],
     )
     return RepoRef("org/model", SourceKind.GIT, str(path)), shas
@@ -69,6 +77,21 @@ def test_tracker_attaches_advisories_to_each_new_revision(store: SqlStore, tmp_p
     ]
     # the first revision brings 8 advisories; moving past 4.48.0 drops 5 of them
     assert changes == [(first, Severity.SECURITY), (second, Severity.INFO)]
+
+
+def test_the_version_a_config_was_saved_with_is_context_not_matched(
+    store: SqlStore, tmp_path: Path
+) -> None:
+    path = tmp_path / "up"
+    (first,) = make_repo(path, [CommitSpec({"config.json": config("4.36.0")}, message="upload")])
+    repo = RepoRef("org/model", SourceKind.GIT, str(path))
+    attacher = AdvisoryAttacher(store, OfflineOsvService(RECORDS))
+    tracker(store, tmp_path, attacher).track(repo)
+    report = store.advisory_report("org/model", first)
+    assert report.matches == () and report.error is None  # checked: none apply to the model
+    (saved,) = report.dependencies  # kept, for people, as what it was saved with
+    assert (saved.name, saved.version) == ("transformers", "4.36.0")
+    assert saved.reason.startswith("saved with transformers 4.36.0")
 
 
 def test_a_failing_advisory_service_never_fails_the_poll(store: SqlStore, tmp_path: Path) -> None:
@@ -140,7 +163,10 @@ def test_cli_sync_show_and_export(tmp_path: Path) -> None:
     out = tmp_path / "export"
     exported = runner.invoke(app, ["osv", "export", str(out)], env=env)
     assert exported.exit_code == 0, exported.stderr
-    (record_file,) = out.iterdir()  # the first revision's advisories.changed (security)
+    exported_kinds = {
+        json.loads(f.read_text())["database_specific"]["kind"]: f for f in out.iterdir()
+    }
+    record_file = exported_kinds["advisories.changed"]  # the first revision's (security)
     record = json.loads(record_file.read_text())
     assert record["id"] == record_file.stem
     assert record["id"] == publication_id("org/model", first, "advisories.changed", None, 2024)

@@ -114,7 +114,8 @@ def test_requirements_pins_config_versions_and_library_name(store: SqlStore) -> 
             "4.48.0",
             "==4.48.0",
             "generation_config.json",
-            "transformers_version in generation_config.json",
+            "saved with transformers 4.48.0 (transformers_version in generation_config.json): "
+            "context, not matched",
         ),
         Dependency(
             "PyPI", "torch", "2.5.1+cu121", "==2.5.1+cu121", "requirements.txt:2", REQ + "2"

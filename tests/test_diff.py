@@ -115,8 +115,8 @@ CASES = [
     Case("pickle_added_beside_safetensors", ONE_F32,
          {**ONE_F32, "pytorch_model.bin": Weights(oid="5" * 64)},
          "weights.pickle_added", Severity.SECURITY, "beside safetensors"),
-    Case("custom_code_changed", {"modeling_x.py": "def f():\n    return 1\n"},
-         {"modeling_x.py": "def f():\n    return 2\n"}, "code.custom_changed", Severity.SECURITY,
+    Case("custom_code_body_changed_is_behavior", {"modeling_x.py": "def f():\n    return 1\n"},
+         {"modeling_x.py": "def f():\n    return 2\n"}, "code.custom_changed", Severity.BEHAVIOR,
          "+    return 2"),
     Case("license_changed", {"README.md": "---\nlicense: mit\n---\n"},
          {"README.md": "---\nlicense: other\n---\n"}, "card.license", Severity.BREAKING,
@@ -138,8 +138,13 @@ CASES = [
     Case("torch_dtype", {"config.json": cfg(torch_dtype="float32")},
          {"config.json": cfg(torch_dtype="bfloat16")}, "config.dtype", Severity.BEHAVIOR,
          '"float32" → "bfloat16"'),
-    Case("config_special_token_ids", {"config.json": cfg(eos_token_id=2)},
-         {"config.json": cfg(eos_token_id=7)}, "config.special_token_ids", Severity.BEHAVIOR),
+    Case("config_eos_moved_is_breaking", {"config.json": cfg(eos_token_id=2)},
+         {"config.json": cfg(eos_token_id=7)}, "config.special_token_ids", Severity.BREAKING),
+    Case("config_pad_moved_is_behavior", {"config.json": cfg(pad_token_id=0)},
+         {"config.json": cfg(pad_token_id=7)}, "config.special_token_ids", Severity.BEHAVIOR),
+    Case("config_custom_token_id_is_a_special_token_id", {"config.json": cfg()},
+         {"config.json": cfg(gmask_token_id=130001)}, "config.special_token_ids",
+         Severity.BEHAVIOR, "gmask_token_id unset → 130001"),
     Case("config_eos_int_to_list", {"config.json": cfg(eos_token_id=2)},
          {"config.json": cfg(eos_token_id=[2, 7])}, "config.special_token_ids", Severity.BREAKING),
     Case("tie_word_embeddings", {"config.json": cfg(tie_word_embeddings=True)},
@@ -292,7 +297,10 @@ def test_identical_revisions_have_no_changes() -> None:
 
 
 def test_first_upload_reports_files_not_every_setting() -> None:
-    new = view({"config.json": cfg(), GEN: {"eos_token_id": 2}, TOK: {"chat_template": "x"}})
+    new = view(
+        {"config.json": cfg(), GEN: {"eos_token_id": 2}, TOK: {"chat_template": "x"}}
+        | {"model.safetensors": Weights({"w": ("F32", [4, 4])})}
+    )
     changes = diff_revisions(RevisionView.empty(), new)
     assert [c.kind for c in changes] == ["files.added"]
 

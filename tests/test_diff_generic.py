@@ -58,8 +58,8 @@ CASES = [
          "weights.shard_layout", "3 shard(s) -> 2", absent=("json.changed",)),
     Case("text_lines_in_summary_unified_diff_in_detail", {"notes.txt": "a\nb\n"},
          {"notes.txt": "a\nc\nd\n"}, "text.changed", "+2 -1 lines", ["b"], ["c", "d"]),
-    Case("binary_size_and_sha256", {"tokenizer.model": b"\x00\x01"},
-         {"tokenizer.model": b"\x00\x01\x02"}, "binary.changed", "2 → 3 bytes",
+    Case("binary_size_and_sha256", {"assets/logo.png": b"\x00\x01"},
+         {"assets/logo.png": b"\x00\x01\x02"}, "binary.changed", "2 → 3 bytes",
          {"size": 2, "sha256": hashlib.sha256(b"\x00\x01").hexdigest(),
           "blob_id": hashlib.sha1(b"\x00\x01").hexdigest()},
          {"size": 3, "sha256": hashlib.sha256(b"\x00\x01\x02").hexdigest(),
@@ -80,7 +80,7 @@ CASES = [
     Case("pickle_shards_reuploaded_are_one_change",
          {f"pytorch_model-{i}.bin": Weights(oid=f"a{i:02}".ljust(64, "0")) for i in range(40)},
          {f"pytorch_model-{i}.bin": Weights(oid=f"b{i:02}".ljust(64, "0")) for i in range(40)},
-         "binary.changed", "40 files new content"),
+         "weights.changed", "40 file(s)"),
     Case("many_json_files_are_one_change", {f"eval/{i}.json": {"acc": i} for i in range(8)},
          {f"eval/{i}.json": {"acc": i + 1} for i in range(8)}, "json.changed",
          "8 JSON files changed"),
@@ -159,7 +159,7 @@ def test_alone_the_generic_differ_skips_every_claimed_file() -> None:
         ("README.md", ["card"]),
         ("model.safetensors.index.json", []),
         ("sub/generation_config.json", []),
-        ("tokenizer.model", []),
+        ("tokenizer.model", ["vocab_files"]),
     ],
 )
 def test_claims(path: str, owners: list[str]) -> None:

@@ -42,6 +42,7 @@ CONFIG_V1 = json.dumps({"model_type": "llama", "eos_token_id": 2}).encode()
 CONFIG_V2 = json.dumps(
     {"model_type": "llama", "eos_token_id": [2, 7], "transformers_version": "4.36.0"}
 ).encode()
+REQUIRES = b"transformers==4.36.0\n"  # what the revision requires (its saved-with is context)
 
 
 class DictSource(RevisionSource):
@@ -148,7 +149,9 @@ def test_a_toy_source_feeds_the_tracker(toy_store: SqlStore) -> None:
 
 
 def test_a_toy_advisory_service_attaches_its_matches(toy_store: SqlStore) -> None:
-    source = DictSource([{"config.json": CONFIG_V1}, {"config.json": CONFIG_V2}])
+    source = DictSource(
+        [{"config.json": CONFIG_V1}, {"config.json": CONFIG_V2, "requirements.txt": REQUIRES}]
+    )
     Tracker(toy_store, {SourceKind.HUB: source}).track(RepoRef("toy/model"))
     newest = toy_store.history("toy/model")[-1].sha
     attached = AdvisoryAttacher(toy_store, TransformersService()).attach("toy/model", newest)

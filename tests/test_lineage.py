@@ -38,7 +38,7 @@ BASE = "org/base"
 # tokenizer_config's eos_token changes, and generation stops at another token.
 FIX = {
     ("chat_template.rendered", "behavior"),
-    ("tokenizer.special_tokens", "behavior"),
+    ("tokenizer.special_tokens", "breaking"),  # eos_token moved to another token
     ("generation.stop_tokens", "breaking"),
 }
 

@@ -45,7 +45,7 @@ LOOPBACK = UrlPolicy(allow_http=True, allowed_networks=parse_networks(["127.0.0.
 # What each base fix brings, by hand (diff/policy.py RULES): the template fix renders prompts
 # differently; the eos fix changes tokenizer_config's eos_token and generation_config's eos.
 TEMPLATE_FIX = {("chat_template.rendered", "behavior")}
-EOS_FIX = {("tokenizer.special_tokens", "behavior"), ("generation.stop_tokens", "breaking")}
+EOS_FIX = {("tokenizer.special_tokens", "breaking"), ("generation.stop_tokens", "breaking")}
 
 
 def quantization(*, fixed: bool) -> bytes:

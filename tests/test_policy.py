@@ -24,6 +24,16 @@ from hubwatch.models import Change, Estimate, Severity
 from tests.support.revisions import BASE_CONFIG, view
 
 B, S, INFO = Severity.BREAKING, Severity.SECURITY, Severity.INFO
+BREAKS = "a name the loader or the code uses is gone, a signature broke, it no longer parses"
+RISKY = "newly reaches network, processes, dynamic code, deserialisation or native code"
+UNREACHED = "no loader imports it (auto_map reaches none of it)"
+UNREAD = "not read as Python (too large, not stored)"
+RUNS = "functions or classes changed, added or removed, a default moved, a new package"
+MORE = (
+    "a restriction added (non-commercial, attribution, redistribution, acceptable use) or the "
+    "licence removed"
+)
+LESS = "a restriction lifted, or a licence where there was none"
 
 
 def c(
@@ -66,8 +76,76 @@ EXAMPLES: dict[tuple[str, str], Change] = {
     ("tokenizer.special_tokens", "a special token removed"): c(
         "tokenizer.special_tokens", {"pad_token": "<pad>"}, {"pad_token": None}
     ),
-    ("tokenizer.special_tokens", "any"): c(
+    ("tokenizer.special_tokens", "eos_token moved to another token"): c(
         "tokenizer.special_tokens", {"eos_token": "</s>"}, {"eos_token": "<|end|>"}
+    ),
+    ("tokenizer.special_tokens", "any"): c(
+        "tokenizer.special_tokens", {"bos_token": "<s>"}, {"bos_token": "<|begin|>"}
+    ),
+    ("tokenizer.model_max_length", "model_max_length lifted to the no-limit value or removed"): c(
+        "tokenizer.model_max_length",
+        {"model_max_length": 131072},
+        {"model_max_length": 1000000000000000019884624838656},
+    ),
+    ("tokenizer.model_max_length", "any"): c(
+        "tokenizer.model_max_length", {"model_max_length": 2048}, {"model_max_length": 4096}
+    ),
+    ("tokenizer.other", "use_fast set, changed or removed"): c(
+        "tokenizer.other", {"use_fast": False}, {"use_fast": None}
+    ),
+    (
+        "config.architecture",
+        "model_type filled in where missing, or the same architectures reordered",
+    ): c("config.architecture", {"model_type": None}, {"model_type": "chatglm"}),
+    ("config.architecture", "any"): c(
+        "config.architecture", {"model_type": "llama"}, {"model_type": "mistral"}
+    ),
+    ("config.special_token_ids", "eos id moved to another id"): c(
+        "config.special_token_ids", {"eos_token_id": 150005}, {"eos_token_id": 130005}
+    ),
+    **{
+        ("config.auto_map", condition): c(
+            "config.auto_map", {"AutoModel": "m.A"}, {"moves": {"AutoModel": status}}
+        )
+        for condition, status in (
+            ("an Auto class no longer mapped", "removed"),
+            ("an Auto class now loads a class the repo did not have", "new code"),
+            ("an Auto class now loads another class the repo already had", "retargeted"),
+            ("an Auto class added for a class the repo already had", "existing"),
+        )
+    },
+    ("weights.changed", "a weight file's size moved by 1% or more (headers unavailable)"): c(
+        "weights.changed", {"sizes": {"a.bin": 1_233_126_123}}, {"sizes": {"a.bin": 1_069_286_123}}
+    ),
+    ("weights.changed", "any"): c(
+        "weights.changed", {"sizes": {"a.bin": 94}}, {"sizes": {"a.bin": 1_069_286_123}}
+    ),
+    **{
+        (kind, condition): c(kind, {"git_blob": "a"}, {"git_blob": "b", "findings": findings})
+        for kind, condition, findings in (
+            ("code.custom_added", "the repo's first custom code", {"first": True}),
+            ("code.custom_added", RISKY, {"risky": ["network: requests.get in f (line 3)"]}),
+            ("code.custom_added", UNREACHED, {"reachable": False}),
+            ("code.custom_added", UNREAD, {"unread": "over the limit"}),
+            ("code.custom_changed", BREAKS, {"breaks": ["X is gone (named by AutoModel)"]}),
+            ("code.custom_changed", RISKY, {"risky": ["dynamic code: eval in f (line 3)"]}),
+            ("code.custom_changed", UNREACHED, {"reachable": False, "changed": ["f"]}),
+            ("code.custom_changed", UNREAD, {"unread": "over the limit"}),
+            ("code.custom_changed", RUNS, {"changed": ["f"], "reachable": True}),
+            ("code.custom_changed", "any", {"cosmetic": ["docstrings"]}),
+            ("code.custom_removed", BREAKS, {"breaks": ["m.py still imports it"]}),
+        )
+    },
+    ("license.", MORE): c(
+        "license.changed", {"restrictions": []}, {"restrictions": ["non-commercial"]}
+    ),
+    ("license.", LESS): c(
+        "license.changed", {"restrictions": ["non-commercial"]}, {"restrictions": []}
+    ),
+    ("license.", "any"): c(
+        "license.changed",
+        {"restrictions": ["attribution"]},
+        {"restrictions": ["attribution"], "name": "B"},
     ),
     ("tokenizer.padding", "in tokenizer.json (its padding settings)"): c(
         "tokenizer.padding", path="tokenizer.json"

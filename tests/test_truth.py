@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
+
 from tests.support.truth import (
+    CUSTOM_CODE_TARGETS,
     TARGETS,
     Expected,
     Reported,
@@ -15,7 +20,11 @@ from tests.support.truth import (
     score,
     track_git,
 )
-from tests.support.truth_histories import HISTORIES
+from tests.support.truth_code_histories import CODE_HISTORIES
+from tests.support.truth_histories import HISTORIES, History
+
+TESTS = Path(__file__).resolve().parent
+DATA = TESTS / "data"
 
 
 def test_at_least_15_synthetic_histories_each_with_expectations() -> None:
@@ -88,3 +97,43 @@ def test_synthetic_histories_meet_the_targets(tmp_path: Path) -> None:
     assert overall.precision >= TARGETS["precision"], report
     assert overall.severity >= TARGETS["severity"], report
     assert overall.reports_per_event <= TARGETS["reports_per_event"], report
+
+
+def _scores(tmp_path: Path, histories: Sequence[History]) -> Score:
+    overall = Score()
+    for history in histories:
+        upstream = tmp_path / "up" / history.name
+        history.build(upstream)
+        reports = track_git(upstream, f"synthetic/{history.name}", tmp_path / history.name)
+        overall.add(score(history.truth(), reports))
+    return overall
+
+
+def test_issue_27_histories_each_name_a_class_and_are_unique() -> None:
+    names = [h.name for h in (*HISTORIES, *CODE_HISTORIES)]
+    assert len(names) == len(set(names))
+    assert len(CODE_HISTORIES) >= 10
+
+
+def test_custom_code_synthetic_histories_meet_the_custom_code_targets(tmp_path: Path) -> None:
+    overall = _scores(tmp_path, CODE_HISTORIES)
+    report = "\n".join(report_lines([("custom code", overall)]))
+    assert overall.custom_code_failures() == [], report
+    assert overall.recall >= TARGETS["recall"], report
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["chatglm-6b", "chatglm3-6b"])
+def test_real_custom_code_histories_meet_the_custom_code_targets(name: str, tmp_path: Path) -> None:
+    truth = load_truth(DATA / "truth" / f"{name}.yaml")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "--quiet", str(TESTS / truth.source), str(clone)], check=True)
+    result = score(truth, track_git(clone, f"mirror/{name}", tmp_path / "work"))
+    report = "\n".join(report_lines([(name, result)]))
+    assert result.major_recall >= CUSTOM_CODE_TARGETS["major_recall"], report
+    assert result.major_severity >= CUSTOM_CODE_TARGETS["major_severity"], report
+    assert result.reports_per_event <= CUSTOM_CODE_TARGETS["reports_per_event"], report
+
+    # (a setting the repo's tokenizer class takes), the label says tokenizer.vocab: true, but
+    # another kind. Any other report above info that no label names fails here.
+    assert result.false_claims <= (1 if name == "chatglm-6b" else 0), report

@@ -29,6 +29,7 @@ HubwatchError                    1  500
 ├── InvalidChangeKind            2  422  a change kind not in dotted lower case (a ValueError too)
 ├── UnsafeContent                1  422  upstream JSON/YAML malformed or over a limit (a ValueError)
 ├── PinMoved                     1  409  a pin's sha is no longer where the scan found it
+├── ProjectConfigError           2  422  a project's [tool.hubwatch] / .hubwatch.toml is malformed
 ├── StoreError                   1  503  the database refused something
 │   └── WorkerConflict           1  503  a second worker on a store that allows one (SQLite)
 └── AdvisoryServiceError         7  500  anything an AdvisoryService raises: advisories unknown
@@ -231,6 +232,14 @@ class PinMoved(HubwatchError):
     between the scan and `pins bump --write`, which then writes no file at all."""
 
     http_status = HTTPStatus.CONFLICT
+
+
+class ProjectConfigError(HubwatchError):
+    """The project's own settings for `pins check` (`[tool.hubwatch]` in pyproject.toml,
+    `.hubwatch.toml`, `--ignore`) cannot be read or say something that cannot work."""
+
+    exit_code = EXIT_USAGE
+    http_status = HTTPStatus.UNPROCESSABLE_ENTITY
 
 
 class StoreError(HubwatchError):

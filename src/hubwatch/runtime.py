@@ -38,6 +38,8 @@ class Runtime:
     """Attaches advisories to revisions; None with HUBWATCH_ADVISORY_SERVICE=off."""
     notifier: WebhookNotifier | None = None
     """Enqueues webhook messages for each new revision (after advisories are attached)."""
+    service: AdvisoryService | None = None
+    """The advisory service the attacher asks; None with HUBWATCH_ADVISORY_SERVICE=off."""
     differs: Mapping[str, Differ] | None = None
     """The differs the tracker runs (built-ins and plugins), so the API compares with the same
     ones without scanning the entry points again; None: not loaded here."""
@@ -104,7 +106,7 @@ def runtime(settings: Settings) -> Iterator[Runtime]:
         degraded_after=settings.degraded_after,
     )
     try:
-        yield Runtime(settings, store, tracker, sources, attacher, notifier, differs)
+        yield Runtime(settings, store, tracker, sources, attacher, notifier, service, differs)
     finally:
         if service:
             service.close()

@@ -31,7 +31,9 @@ def test_upstream_markup_in_a_summary_is_escaped_not_rendered(store: SqlStore) -
     assert any(SCRIPT in c.content for c in inline if c.type == "text")
     hrefs = {c.attrGet("href") for c in inline if c.type == "link_open"}
     assert f"https://hub.test/org/model/commit/{shas[1]}" in hrefs
-    assert "Advisories of the newest revision of org/model: PYSEC-2024-227" in text
+    assert "- brings advisories (its own requirements): PYSEC-2024-227" in text
+    assert text.count("Update template") == 1  # the commit title, once, HTML-escaped
+    assert "Update template &lt;script&gt;" in text
 
 
 def test_sarif_of_every_status_validates(store: SqlStore) -> None:
@@ -50,9 +52,16 @@ def test_sarif_of_every_status_validates(store: SqlStore) -> None:
     rules = [r["ruleId"] for r in log["runs"][0]["results"]]
     assert rules == [
         "pin-behind-breaking",
-        "pin-advisory",
+        "pin-advisory",  # b.py, current at the revision that brings it
         "pin-floating",
+        "pin-advisory",  # c.py floats to that revision
         "pin-unknown",
         "pin-failed",
         "pin-unresolved",
+        "advisories-unknown",  # a.py's revision was never checked: no "none" is given
     ]
+    assert log["runs"][0]["invocations"][0]["executionSuccessful"] is False
+    messages = [r["message"]["text"] for r in log["runs"][0]["results"]]
+    # each message names what it flags: the worst change, the advisory
+    assert "generation.stop_tokens (breaking)" in messages[0]
+    assert messages[1].startswith("org/model at ") and "brings PYSEC-2024-227" in messages[1]

@@ -45,6 +45,9 @@ class CommitSpec:
     """A missing branch starts from the tip of HEAD's branch, like `git checkout -b`."""
     tag: str | None = None
     """A lightweight tag to put on this commit."""
+    merge: str | None = None
+    """A branch merged in: its tip becomes the second parent. The tree is still the first
+    parent's with `files` applied, so list what the merge brings."""
 
 
 def git(repo: Path, *args: str, stdin: bytes | None = None) -> str:
@@ -128,7 +131,9 @@ def add_commits(
         parent = tip(spec.branch) or tip(head)
         when = spec.date or (parent[1] + timedelta(hours=1) if parent else _FIRST_DATE)
         when = when if when.tzinfo else when.replace(tzinfo=UTC)
-        stream.append(_commit_block(spec, mark, parent and parent[0], when, lfs_dir, lfs_patterns))
+        merged = tip(spec.merge) if spec.merge else None
+        parents = (parent and parent[0], merged and merged[0])
+        stream.append(_commit_block(spec, mark, parents, when, lfs_dir, lfs_patterns))
         tips[spec.branch] = (f":{mark}", when)
         if spec.tag:
             stream.append(f"reset refs/tags/{spec.tag}\nfrom :{mark}\n\n".encode())
@@ -145,11 +150,12 @@ def add_commits(
 def _commit_block(
     spec: CommitSpec,
     mark: int,
-    parent: str | None,
+    parents: tuple[str | None, str | None],
     when: datetime,
     lfs_dir: Path | None,
     lfs_patterns: Sequence[str],
 ) -> bytes:
+    parent, merged = parents
     name, _, email = spec.author.partition(" <")
     email = email.rstrip(">") or f"{name}@users.noreply.huggingface.co"
     ident = f"{name} <{email}> {int(when.timestamp())} {when.strftime('%z')}"
@@ -160,6 +166,8 @@ def _commit_block(
     ]
     if parent:
         out.append(f"from {parent}\n".encode())
+    if merged:
+        out.append(f"merge {merged}\n".encode())
     for file_path, content in spec.files.items():
         if content is None:
             out.append(f"D {file_path}\n".encode())

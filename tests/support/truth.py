@@ -37,6 +37,10 @@ from hubwatch.tracker.snapshot import Limits
 
 #: What the bench and the test suite hold hubwatch to (issue 13).
 TARGETS = {"recall": 0.95, "precision": 0.95, "severity": 0.95, "reports_per_event": 1.2}
+#: What custom-code histories are held to (issue 27): on the changes a person labelled above
+#: info, recall and severity agreement; reports per event; no report above info that no label
+#: supports (a false claim a user would act on).
+CUSTOM_CODE_TARGETS = {"major_recall": 0.95, "major_severity": 0.90, "reports_per_event": 1.2}
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,12 @@ class Score:
     agreed: int = 0
     reports: int = 0
     matched_reports: int = 0
+    expected_major: int = 0
+    """Expected changes labelled above info (breaking, security, behavior)."""
+    found_major: int = 0
+    agreed_major: int = 0
+    false_claims: int = 0
+    """Reports above info that match no expected change."""
     misses: list[str] = field(default_factory=list)
     false_reports: list[str] = field(default_factory=list)
     disagreements: list[str] = field(default_factory=list)
@@ -115,6 +125,16 @@ class Score:
     def reports_per_event(self) -> float:
         return self.matched_reports / self.found if self.found else 0.0
 
+    @property
+    def major_recall(self) -> float:
+        """Recall on the changes labelled above info."""
+        return self.found_major / self.expected_major if self.expected_major else 1.0
+
+    @property
+    def major_severity(self) -> float:
+        """Severity agreement on the changes labelled above info that were found."""
+        return self.agreed_major / self.found_major if self.found_major else 1.0
+
     def add(self, other: Score) -> None:
         """Add another history's counts and lists to these (micro-averaged overall)."""
         self.expected += other.expected
@@ -122,6 +142,10 @@ class Score:
         self.agreed += other.agreed
         self.reports += other.reports
         self.matched_reports += other.matched_reports
+        self.expected_major += other.expected_major
+        self.found_major += other.found_major
+        self.agreed_major += other.agreed_major
+        self.false_claims += other.false_claims
         self.misses += other.misses
         self.false_reports += other.false_reports
         self.disagreements += other.disagreements
@@ -140,6 +164,22 @@ class Score:
         ]
         if self.reports_per_event > TARGETS["reports_per_event"]:
             out.append(f"reports per event {self.reports_per_event:.2f} > 1.2")
+        return out
+
+    def custom_code_failures(self) -> list[str]:
+        """The custom-code targets (issue 27) this score misses, as lines."""
+        t = CUSTOM_CODE_TARGETS
+        out = []
+        if self.major_recall < t["major_recall"]:
+            out.append(f"non-info recall {self.major_recall:.1%} < {t['major_recall']:.0%}")
+        if self.major_severity < t["major_severity"]:
+            out.append(
+                f"non-info severity agreement {self.major_severity:.1%} < {t['major_severity']:.0%}"
+            )
+        if self.reports_per_event > t["reports_per_event"]:
+            out.append(f"reports per event {self.reports_per_event:.2f} > 1.2")
+        if self.false_claims:
+            out.append(f"{self.false_claims} false claim(s) above info")
         return out
 
 
@@ -209,12 +249,16 @@ def _score_revision(
     for e in expected:
         hits = [r for r in reported if e.matches(r)]
         where = f" {e.path}" if e.path else ""
+        major = e.severity != "info"
+        result.expected_major += major
         if not hits:
             result.misses.append(f"{label}: {e.kind}{where} {e.severity} ({e.why})")
             continue
         result.found += 1
+        result.found_major += major
         if hits[0].severity == e.severity:
             result.agreed += 1
+            result.agreed_major += major
         else:
             result.disagreements.append(
                 f"{label}: {e.kind}{where} reported {hits[0].severity}, expected {e.severity}"
@@ -224,27 +268,48 @@ def _score_revision(
             result.matched_reports += 1
         else:
             where = f" {r.path}" if r.path else ""
+            result.false_claims += r.severity != "info"
             result.false_reports.append(f"{label}: {r.kind}{where} {r.severity}: {r.summary[:100]}")
     return result
 
 
 def ratios(s: Score) -> str:
-    """The four ratios on one line."""
+    """The four ratios on one line, then recall and severity on the changes above info."""
     return (
         f"recall {s.recall:6.1%} ({s.found}/{s.expected})  "
         f"precision {s.precision:6.1%} ({s.matched_reports}/{s.reports})  "
         f"severity {s.severity:6.1%} ({s.agreed}/{s.found})  "
-        f"reports/event {s.reports_per_event:4.2f}"
+        f"reports/event {s.reports_per_event:4.2f}  "
+        f"non-info: recall {s.major_recall:6.1%} ({s.found_major}/{s.expected_major})  "
+        f"severity {s.major_severity:6.1%} ({s.agreed_major}/{s.found_major})  "
+        f"false claims {s.false_claims}"
     )
 
 
-def report_lines(scores: Iterable[tuple[str, Score]]) -> list[str]:
-    """Per history and overall: the four ratios, then every miss, false report and disagreement."""
+def report_lines(
+    scores: Iterable[tuple[str, Score]], groups: Mapping[str, Iterable[str]] | None = None
+) -> list[str]:
+    """Per history, per group of histories (`groups`: title → history names) and overall: the
+    ratios, the targets met or missed, then every miss, false report and disagreement."""
+    scores = list(scores)
     overall = Score()
     lines = []
     for name, s in scores:
         overall.add(s)
         lines.append(f"{name:<44} {ratios(s)}")
+    for title, names in (groups or {}).items():
+        group = Score()
+        wanted = set(names)
+        for name, s in scores:
+            if name in wanted:
+                group.add(s)
+        lines.append(f"{'overall, ' + title:<44} {ratios(group)}")
+        if title == "custom code":
+            lines.append(
+                "custom-code targets: non-info recall >= 95%, non-info severity >= 90%, "
+                "reports/event <= 1.2, no false claim above info"
+                f" -> {'; '.join(group.custom_code_failures()) or 'all met'}"
+            )
     lines.append(f"{'overall':<44} {ratios(overall)}")
     lines.append(
         "targets: recall >= 95%, precision >= 95%, severity agreement >= 95%, reports/event <= 1.2"

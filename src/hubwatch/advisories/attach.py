@@ -10,7 +10,7 @@ import structlog
 
 from hubwatch.advisories.changes import KIND as ADVISORIES_CHANGED
 from hubwatch.advisories.changes import advisory_changes
-from hubwatch.advisories.deps import extract
+from hubwatch.advisories.deps import extract, saved_with
 from hubwatch.advisories.imports import ImportCache
 from hubwatch.advisories.matching import dedupe
 from hubwatch.advisories.publish import FeedEntry
@@ -81,7 +81,9 @@ class AdvisoryAttacher:
         found = extract(files, self._store.blob, card, self._imports)
         for problem in found.problems:
             log.warning("dependency_unreadable", repo=repo_id, sha=sha, problem=problem)
-        pinned = [d for d in found.dependencies if d.version is not None]
+        # the transformers version a config was saved with is context: whoever loads the model
+        # runs their own (issue 28)
+        pinned = [d for d in found.dependencies if d.version is not None and not saved_with(d)]
         try:
             answers = self._service.query_all(pinned)
         except AdvisoryServiceError as exc:

@@ -114,6 +114,12 @@ def extract(
     return found
 
 
+def saved_with(dependency: Dependency) -> bool:
+    """Whether it is the transformers version a config was saved with: context for people, not
+    a dependency of whoever loads the model, so never matched against advisories (issue 28)."""
+    return PurePosixPath(dependency.source).name in CONFIG_FILES
+
+
 def _config(path: str, data: bytes, found: Extraction) -> None:
     try:
         config = loads_bounded(data)
@@ -130,7 +136,8 @@ def _config(path: str, data: bytes, found: Extraction) -> None:
                 version,
                 f"=={version}",
                 path,
-                f"transformers_version in {path}",
+                f"saved with transformers {version} (transformers_version in {path}): context, "
+                "not matched",
             )
         )
 

@@ -26,10 +26,11 @@ carry it; 1.7.5's own schema refuses `x_` ids."""
 OWN_SIGNALS: dict[str, Severity] = {
     "weights.pickle_added": Severity.SECURITY,
     "code.custom_added": Severity.SECURITY,
-    "code.custom_changed": Severity.SECURITY,
     "config.auto_map_external": Severity.SECURITY,
 }
-"""Change kinds OSV cannot know about, published with at least this severity."""
+"""Change kinds OSV cannot know about, published with at least this severity. A change to
+custom code is not one: the policy grades it by what it does (a docstring edit is info, a
+risky call newly reached is security), and the record says that severity."""
 
 REVERTED_BY = {"weights.pickle_added": "weights.pickle_removed"}
 """Kinds undone by another kind (besides the same kind changing back on the same path)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from typing import Annotated, Any
 
@@ -17,6 +18,7 @@ from hubwatch.cli.base import (
     exit_on_error,
     loading,
     out,
+    plain,
     print_json,
     settings,
     shown,
@@ -67,9 +69,27 @@ def _explain() -> None:
 
 
 def _changes_json(
-    repo_id: str, recorded: list[RevisionChanges], events: list[tuple[RepoEvent, Change]]
+    repo_id: str,
+    recorded: list[RevisionChanges],
+    events: list[tuple[RepoEvent, Change]],
+    detail: bool = False,
 ) -> dict[str, Any]:
-    return {
+    """The history as JSON. A change's detail (a unified diff, a rendered span) is left out
+    unless `detail`: then each distinct text is kept once under `details`, and the change
+    names it by id."""
+    details: dict[str, str] = {}
+
+    def change(c: Change) -> dict[str, Any]:
+        out = {k: v for k, v in plain(c).items() if k != "detail"}
+        if c.detail is None:
+            return out
+        if not detail:
+            return out | {"detail_chars": len(c.detail)}
+        ref = hashlib.sha256(c.detail.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        details.setdefault(ref, c.detail)
+        return out | {"detail": ref}
+
+    body: dict[str, Any] = {
         "repo": repo_id,
         "revisions": [
             {
@@ -77,12 +97,15 @@ def _changes_json(
                 "date": rc.revision.date,
                 "title": rc.revision.title,
                 "base": rc.base,
-                "changes": rc.changes,
+                "changes": [change(c) for c in rc.changes],
             }
             for rc in recorded
         ],
-        "events": [{"at": e.at, "sha": e.sha, "change": c} for e, c in events],
+        "events": [{"at": e.at, "sha": e.sha, "change": change(c)} for e, c in events],
     }
+    if detail:
+        body["details"] = details
+    return body
 
 
 @app.command()
@@ -97,6 +120,14 @@ def changes(
     ] = None,
     severity: SeverityOption = None,
     as_json: JsonOption = False,
+    detail: Annotated[
+        bool,
+        typer.Option(
+            "--detail",
+            help="With --json: include each change's detail (unified diffs…), each text once "
+            "under `details`.",
+        ),
+    ] = False,
     explain: Annotated[
         bool,
         typer.Option("--explain", help="Print the severity policy (kind, condition) and exit."),
@@ -121,7 +152,7 @@ def changes(
             and (start is None or (event.at is not None and event.at >= start))
         ]
     if as_json:
-        print_json(_changes_json(repo_id, recorded, events))
+        print_json(_changes_json(repo_id, recorded, events, detail))
         return
     for rc in recorded:
         rev = rc.revision

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import date, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -19,6 +21,7 @@ from hubwatch.models import Severity
 # otherwise load on every `hubwatch` start-up (bench/startup.py).
 if TYPE_CHECKING:
     from hubwatch.pins.check import Report
+    from hubwatch.pins.ignores import Ignore, ProjectConfig
     from hubwatch.pins.links import Link
     from hubwatch.pins.model import Pin
     from hubwatch.store.base import Store
@@ -30,7 +33,9 @@ pins_app = typer.Typer(
 app.add_typer(pins_app, name="pins")
 
 EXIT_FAILED = 1
-"""`pins check`: a pin at --fail-on or worse, or one that could not be checked."""
+"""`pins check`: a pin at --fail-on or worse, or one that could not be checked, or an advisory
+of the codebase's own versions; 7 (EXIT_ADVISORIES_UNKNOWN) takes precedence: the advisory data
+is missing, empty, damaged or stale, so there is no advisory verdict."""
 
 PathsArg = Annotated[
     list[Path], typer.Argument(metavar="PATH...", help="Files or folders to scan.", exists=True)
@@ -78,12 +83,65 @@ def scan_command(paths: PathsArg, as_json: JsonOption = False) -> None:
     err.print(f"{len(found)} model reference(s)")
 
 
+IgnoreOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--ignore",
+        metavar="WHAT",
+        help="Accept a finding: an advisory ID, ORG/NAME[@SHA], or id=,repo=,sha=,kind= "
+        "(repeatable; needs --ignore-reason).",
+    ),
+]
+ReasonOption = Annotated[
+    str | None, typer.Option("--ignore-reason", help="Why the --ignore findings are accepted.")
+]
+UntilOption = Annotated[
+    datetime | None,
+    typer.Option(
+        "--ignore-until", formats=["%Y-%m-%d"], help="Last day the --ignore entries count."
+    ),
+]
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        exists=True,
+        dir_okay=False,
+        help="Read the ignore list here (.hubwatch.toml form, or a pyproject.toml's "
+        "[tool.hubwatch]); default: the nearest one above PATH.",
+    ),
+]
+
+
+def _project_config(
+    paths: list[Path],
+    config: Path | None,
+    ignore: list[str] | None,
+    reason: str | None,
+    until: datetime | None,
+) -> tuple[ProjectConfig, list[Ignore]]:
+    from hubwatch.pins.ignores import ProjectConfig, find_config, parse_flag, read_config
+
+    if ignore and not (reason and reason.strip()):
+        raise typer.BadParameter("say why with --ignore-reason TEXT", param_hint="--ignore")
+    found = config or find_config(paths)
+    project = read_config(found) if found else ProjectConfig()
+    flags = [parse_flag(w, reason or "", until.date() if until else None) for w in ignore or []]
+    return project, [*project.ignores, *flags]
+
+
 @contextmanager
-def _checked(pins: list[Pin]) -> Iterator[tuple[Report, Store, Link]]:
-    """Track every pinned repo (backfill, or a poll when tracked), then check the pins."""
+def _checked(
+    pins: list[Pin], paths: list[Path] | None = None, packages: frozenset[str] | None = None
+) -> Iterator[tuple[Report, Store, Link]]:
+    """Track every pinned repo (backfill, or a poll when tracked), check the pins, and match
+    the codebase's own declared versions (under `paths`) against the advisory data."""
     from hubwatch.models import RepoRef
+    from hubwatch.pins.audit import audit
     from hubwatch.pins.check import check, repo_refs
+    from hubwatch.pins.declared import declarations
     from hubwatch.pins.links import hub_links
+    from hubwatch.pins.scan import files
     from hubwatch.runtime import runtime
 
     loaded = settings()
@@ -95,7 +153,12 @@ def _checked(pins: list[Pin]) -> Iterator[tuple[Report, Store, Link]]:
             if result.failure:
                 raise result.failure
 
-        report = check(rt.store, pins, ensure)
+        attach = rt.attacher.attach if rt.attacher else None
+        report = check(rt.store, pins, ensure, advisories=attach is not None, recheck=attach)
+        if paths is not None:
+            report = dataclasses.replace(
+                report, project=audit(declarations(files(paths)), rt.service, packages)
+            )
         git = frozenset(r for r, ref in repo_refs(pins).items() if ref.url is not None)
         yield report, rt.store, hub_links(loaded.hf_endpoint, git)
 
@@ -114,24 +177,38 @@ def check_command(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the report here, not stdout.")
     ] = None,
+    ignore: IgnoreOption = None,
+    ignore_reason: ReasonOption = None,
+    ignore_until: UntilOption = None,
+    config: ConfigOption = None,
 ) -> None:
-    """Track each pinned repo and report what changed upstream since each pin, by severity."""
+    """Track each pinned repo, report what changed upstream since each pin, and match the
+    codebase's own declared versions against the advisory data.
+
+    Exits 0 when it passes, 1 when it fails at --fail-on, 7 when the advisory data is
+    missing, empty, damaged or stale (run `hubwatch osv sync`), 2 for a bad ignore list.
+    """
+    from hubwatch.pins.gate import apply
     from hubwatch.pins.scan import scan
 
     threshold = Severity(fail_on.value)
     fmt = Format.JSON if as_json else fmt
     if output is not None and fmt is Format.TABLE:
         raise typer.BadParameter("needs --format json, markdown or sarif", param_hint="--output")
-    with _checked(scan(paths)) as (report, _, link):
+    project, ignores = _project_config(paths, config, ignore, ignore_reason, ignore_until)
+    with _checked(scan(paths), paths, project.packages) as (report, _, link):
+        report = dataclasses.replace(report, config=project.path)
+        report = apply(report, ignores, date.today())
         text = _render(report, threshold, fmt, link)
     if text is None:
-        _table(report)
+        _table(report, threshold)
     elif output is not None:
         output.write_text(text, encoding="utf-8")
     else:
         out.print(text, markup=False, highlight=False, end="")
-    if report.fails(threshold):
-        raise typer.Exit(EXIT_FAILED)
+    code = report.exit_code(threshold)
+    if code:
+        raise typer.Exit(code)
 
 
 def _render(report: Report, threshold: Severity, fmt: Format, link: Link) -> str | None:
@@ -152,18 +229,45 @@ def _render(report: Report, threshold: Severity, fmt: Format, link: Link) -> str
     return json.dumps(data, indent=2, ensure_ascii=True) + "\n"
 
 
-def _table(report: Report) -> None:
-    table = Table("where", "repo", "pinned", "status", "worst", "newest")
+def _table(report: Report, threshold: Severity) -> None:
+    from hubwatch.pins.findings import AdvisoryState
+
+    table = Table("where", "repo", "pinned", "status", "worst", "newest", "advisories")
     for p in report.pins:
+        own = p.matches
+        state = p.advisory_state
         table.add_row(
             shown(f"{p.pin.path}:{p.pin.line}"),
             shown(p.pin.repo or p.pin.expression or ""),
             shown(p.pin.ref or p.pin.kind.value),
             p.status.value,
-            p.severity.value if p.severity else "",
+            (p.severity.value if p.severity else "") + (" (ignored some)" if p.waivers else ""),
             p.newest.sha[:12] if p.newest else "",
+            shown(", ".join(m.advisory_id for m in own))
+            if own
+            else (state.value if state and state is not AdvisoryState.OK else ""),
         )
     out.print(table)
+    project = report.project
+    if project is not None and project.state is AdvisoryState.OK:
+        waived = {w.finding for w in project.waivers}
+        for found in project.matches:
+            m, d = found.match, found.declared
+            note = " (ignored)" if m.advisory_id in waived else ""
+            out.print(
+                f"your {shown(m.package)} {shown(m.version or '')} ({shown(d.path)}:{d.line}): "
+                f"{shown(m.advisory_id)} {shown(m.summary[:100])}{note}",
+                highlight=False,
+            )
+    for entry in report.expired:
+        err.print(f"expired ignore entry, counts again: {shown(entry.origin)}", highlight=False)
+    for entry in report.unused:
+        err.print(f"unused ignore entry (remove it): {shown(entry.origin)}", highlight=False)
+    if report.advisory_state is AdvisoryState.UNKNOWN:
+        for why in report.unknown_reasons():
+            err.print(f"advisories unknown: {shown(why)}", highlight=False)
+    verdict = {0: "passes", 1: "fails"}.get(report.exit_code(threshold), "advisories unknown")
+    err.print(f"the check {verdict} at --fail-on {threshold.value}", highlight=False)
 
 
 @pins_app.command("bump")
@@ -176,12 +280,24 @@ def bump_command(
             "--to", metavar="TARGET", help="newest, or newest-without=SEVERITY (e.g. breaking)."
         ),
     ] = "newest",
+    min_age: Annotated[
+        str,
+        typer.Option(
+            "--min-age",
+            metavar="AGE",
+            help="Only to revisions committed at least this long ago (36h, 3d, 2w): a cool-down.",
+        ),
+    ] = "0",
     do_write: Annotated[
         bool, typer.Option("--write", help="Edit the files (else print a unified diff).")
     ] = False,
+    pr_body: Annotated[
+        Path | None,
+        typer.Option("--pr-body", metavar="FILE", help="Also write the Markdown PR body here."),
+    ] = None,
 ) -> None:
     """Move each sha pin to TARGET (only the sha bytes change) and print a changelog."""
-    from hubwatch.pins.bump import parse_target, plan, rewrite, unified_diff, write
+    from hubwatch.pins.bump import parse_age, parse_target, plan, rewrite, unified_diff, write
     from hubwatch.pins.markdown import changelog_markdown
     from hubwatch.pins.scan import scan
 
@@ -189,12 +305,20 @@ def bump_command(
         without = parse_target(to)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--to") from None
+    try:
+        age = parse_age(min_age)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--min-age") from None
     with _checked(scan(paths)) as (report, store, link):
-        bumps = plan(store, report.pins, without)
+        bumps = plan(store, report.pins, without, age)
     edited = rewrite(bumps)
+    body = changelog_markdown(bumps, link)
     if do_write:
         write(edited)
         err.print(f"{len(edited)} file(s) edited")
     else:
         out.print(unified_diff(edited), markup=False, highlight=False, end="")
-    out.print(changelog_markdown(bumps, link), markup=False, highlight=False, end="")
+    if pr_body is not None:
+        pr_body.write_text(body, encoding="utf-8")
+        err.print(f"PR body written to {shown(str(pr_body))}", highlight=False)
+    out.print(body, markup=False, highlight=False, end="")

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import posixpath
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from deepdiff import DeepDiff
 
+from hubwatch.diff.code.repo import config_reads, had_class
+from hubwatch.diff.precision import PRECISION, memory_note
 from hubwatch.diff.sections import arrow, changed_keys, listing, pair, same_blob, show
 from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, Severity
@@ -52,9 +56,15 @@ GROUPS: tuple[tuple[str, Severity, str, tuple[str, ...]], ...] = (
             "max_window_layers",
             "use_sliding_window",
             "n_positions",
+            # custom-code configs (ChatGLM, Qwen-1…): the length rotary caches are built to
+            "seq_length",
+            "max_sequence_length",
+            "max_seq_len",
+            "n_ctx",
         ),
     ),  # fmt: skip
-    ("config.dtype", Severity.BEHAVIOR, "default dtype", ("torch_dtype", "dtype")),
+    # bf16 / fp16 / fp32: Qwen-1 style precision switches its own code reads
+    ("config.dtype", Severity.BEHAVIOR, "default dtype", ("torch_dtype", "dtype", *PRECISION)),
     (
         "config.special_token_ids",
         Severity.BEHAVIOR,
@@ -67,10 +77,16 @@ GROUPS: tuple[tuple[str, Severity, str, tuple[str, ...]], ...] = (
         "config.attention",
         Severity.BEHAVIOR,
         "attention implementation",
-        ("attn_implementation", "_attn_implementation", "attention_implementation"),
+        (
+            "attn_implementation",
+            "_attn_implementation",
+            "attention_implementation",
+            "use_flash_attn",
+        ),
     ),
 )
 _QUIET = frozenset({"transformers_version", "_name_or_path"})
+_SPECIAL_IDS = "config.special_token_ids"
 # NOTE: an auto_map value may point into another repo: "org/repo--modeling.Class"
 # (transformers.dynamic_module_utils.get_class_from_dynamic_module).
 _EXTERNAL = re.compile(r"^([\w.-]+/[\w.-]+)--")
@@ -83,7 +99,8 @@ def diff_config(old: RevisionView, new: RevisionView) -> list[Change]:
         if same_blob(old, new, path):
             continue
         before, after = pair(old, new, path)
-        changes += compare(before, after, path)
+        reads = config_reads(new) if "/" not in path else {}
+        changes += compare(before, after, path, reads=reads, views=(old, new))
     return changes
 
 
@@ -92,9 +109,16 @@ def _is_config(path: str) -> bool:
 
 
 def compare(
-    before: dict[str, Any], after: dict[str, Any], path: str, tower: str = ""
+    before: dict[str, Any],
+    after: dict[str, Any],
+    path: str,
+    tower: str = "",
+    reads: Mapping[str, str] | None = None,
+    views: tuple[RevisionView, RevisionView] | tuple[()] = (),
 ) -> list[Change]:
-    """Config changes between two parsed configs; nested `*_config` towers one by one."""
+    """Config changes between two parsed configs; nested `*_config` towers one by one.
+    `reads`: the keys the repo's own code reads (`code.repo.config_reads`), graded by that use;
+    `views`: the two revisions, to tell what an auto_map entry points at."""
     keys = changed_keys(before, after)
     if not keys:
         return []
@@ -103,10 +127,44 @@ def compare(
     changes += _groups(before, after, keys, path, tower, claimed)
     if "auto_map" in keys:
         claimed.add("auto_map")
-        changes += auto_map_changes(before.get("auto_map"), after.get("auto_map"), path)
+        changes += auto_map_changes(before.get("auto_map"), after.get("auto_map"), path, *views)
+    changes += _read_by_code(before, after, keys, path, reads or {}, claimed)
     rest = [key for key in keys if key not in claimed and key not in _QUIET]
     if rest:
         changes.append(_other(before, after, rest, path, tower))
+    return changes
+
+
+def _read_by_code(
+    before: dict[str, Any],
+    after: dict[str, Any],
+    keys: list[str],
+    path: str,
+    reads: Mapping[str, str],
+    claimed: set[str],
+) -> list[Change]:
+    """Keys no group knows that the repo's code reads: sizing a weight (dimensions), or else
+    changing what it does (config.custom)."""
+    changes = []
+    for use, kind, label in (
+        ("shape", "config.dimensions", "dimensions its own code builds weights from"),
+        ("value", "config.custom", "settings its own code reads"),
+    ):
+        moved = [k for k in keys if k not in claimed and k not in _QUIET and reads.get(k) == use]
+        if not moved:
+            continue
+        claimed.update(moved)
+        what = ", ".join(f"{k} {arrow(before.get(k), after.get(k))}" for k in moved)
+        changes.append(
+            Change(
+                kind,
+                Severity.BEHAVIOR,
+                f"{path}: {label} changed: {what}.",
+                path,
+                {k: before.get(k) for k in moved},
+                {k: after.get(k) for k in moved},
+            )
+        )
     return changes
 
 
@@ -148,11 +206,13 @@ def _groups(
     """One change per group of GROUPS with a key that moved and is not yet claimed."""
     changes: list[Change] = []
     for kind, severity, label, group in GROUPS:
-        moved = [key for key in keys if key in group and key not in claimed]
+        moved = [key for key in keys if _in(kind, group, key) and key not in claimed]
         if not moved:
             continue
         claimed.update(moved)
         what = ", ".join(f"{tower}{key} {arrow(before.get(key), after.get(key))}" for key in moved)
+        if kind == "config.dtype":
+            what += memory_note(before, after)
         changes.append(
             Change(
                 kind,
@@ -164,6 +224,11 @@ def _groups(
             )
         )
     return changes
+
+
+def _in(kind: str, group: tuple[str, ...], key: str) -> bool:
+    """`key` belongs to the group; any `*_token_id` (mask, gmask, sep…) is a special token id."""
+    return key in group or (kind == _SPECIAL_IDS and key.endswith("_token_id"))
 
 
 def _other(
@@ -178,7 +243,13 @@ def _other(
     return Change(
         "config.other",
         Severity.INFO,
-        f"{path}: {len(rest)} other setting(s) changed: {listing(tower + k for k in rest)}.",
+        f"{path}: {len(rest)} other setting(s) changed: "
+        + (
+            ", ".join(f"{tower}{k} {arrow(before.get(k), after.get(k))}" for k in rest)
+            if len(rest) <= 3
+            else listing(tower + k for k in rest)
+        )
+        + ".",
         path,
         {f"{tower}{key}": before.get(key) for key in rest},
         {f"{tower}{key}": after.get(key) for key in rest},
@@ -186,19 +257,40 @@ def _other(
     )
 
 
-def auto_map_changes(before: Any, after: Any, path: str) -> list[Change]:
-    """auto_map decides which custom code `trust_remote_code` runs: any change is a risk."""
+def auto_map_changes(
+    before: Any,
+    after: Any,
+    path: str,
+    old: RevisionView | None = None,
+    new: RevisionView | None = None,
+) -> list[Change]:
+    """auto_map decides which custom code `trust_remote_code` runs. With the two revisions,
+    each moved entry says what it does: an Auto class removed, mapped to code the repo did not
+    have, or to a class it had (`moves`, which the policy grades)."""
     b = before if isinstance(before, dict) else {}
     a = after if isinstance(after, dict) else {}
     moved = [k for k in sorted(b.keys() | a.keys()) if b.get(k) != a.get(k)]
+    moves = {k: _move(b, a, k, path, old, new) for k in moved}
+    said = {
+        "removed": "no longer mapped",
+        "new code": "now load code the repo did not have",
+        "retargeted": "now load another of the repo's classes",
+        "existing": "added for classes the repo already had",
+        "changed": "now load different custom code",
+    }
+    parts = [
+        f"{listing(k for k in moved if moves[k] == status)} {words}"
+        for status, words in said.items()
+        if status in moves.values()
+    ]
     changes = [
         Change(
             "config.auto_map",
             Severity.SECURITY,
-            f"{path}: auto_map changed: {listing(moved)} now load different custom code.",
+            f"{path}: auto_map changed: {'; '.join(parts)}.",
             path,
-            before,
-            after,
+            {"auto_map": before},
+            {"auto_map": after, "moves": moves},
         )
     ]
     was = {ref for ref in _refs(b) if _EXTERNAL.match(ref)}
@@ -217,6 +309,25 @@ def auto_map_changes(before: Any, after: Any, path: str) -> list[Change]:
             )
         )
     return changes
+
+
+def _move(
+    b: dict[str, Any],
+    a: dict[str, Any],
+    key: str,
+    path: str,
+    old: RevisionView | None,
+    new: RevisionView | None,
+) -> str:
+    if key not in a or not _refs({key: a[key]}):
+        return "removed"
+    if old is None or new is None:
+        return "changed"
+    folder = posixpath.dirname(path)
+    fresh = [r for r in _refs({key: a[key]}) if r not in _refs(b)]
+    if any(_EXTERNAL.match(r) or not had_class(old, new, r, folder) for r in fresh):
+        return "new code"
+    return "retargeted" if key in b else "existing"
 
 
 def _refs(auto_map: dict[str, Any]) -> list[str]:

@@ -1,13 +1,12 @@
-"""Files and metadata: files added or removed, custom code, requirements, model card keys."""
+"""Files and metadata: files added, removed or renamed, and the model card's keys and text."""
 
 from __future__ import annotations
 
 import difflib
-import fnmatch
 import hashlib
-import posixpath
 from typing import Any
 
+from hubwatch.diff.renames import renamed
 from hubwatch.diff.sections import arrow, changed_keys, listing
 from hubwatch.diff.weights import weight_format
 from hubwatch.formats.card import read_card
@@ -27,10 +26,12 @@ _CARD_CHANGES: tuple[tuple[str, str, Severity], ...] = (
 
 
 def diff_files(old: RevisionView, new: RevisionView) -> list[Change]:
-    """Files added or removed: one roll-up each way, the whole list in its detail."""
-    added = sorted(new.files.keys() - old.files.keys())
-    removed = sorted(old.files.keys() - new.files.keys())
-    changes = []
+    """Files added, removed or renamed: one roll-up each, the whole list in its detail. A file
+    that moved is one rename, not an addition and a removal."""
+    moved = renamed(old, new)
+    added = sorted(new.files.keys() - old.files.keys() - set(moved.values()))
+    removed = sorted(old.files.keys() - new.files.keys() - moved.keys())
+    changes = [_renamed(moved)] if moved else []
     if added:
         pickle = sum(1 for path in added if weight_format(path) == "pickle")
         changes.append(
@@ -59,6 +60,19 @@ def diff_files(old: RevisionView, new: RevisionView) -> list[Change]:
     return changes
 
 
+def _renamed(moved: dict[str, str]) -> Change:
+    pairs = [f"{a} → {b}" for a, b in sorted(moved.items())]
+    return Change(
+        "files.renamed",
+        Severity.INFO,
+        f"{_count(pairs)} renamed: {listing(pairs, 3)}.",
+        next(iter(moved.values())) if len(moved) == 1 else None,
+        sorted(moved),
+        [moved[a] for a in sorted(moved)],
+        "\n".join(pairs) if len(pairs) > 3 else None,
+    )
+
+
 def _count(paths: list[str]) -> str:
     return "1 file" if len(paths) == 1 else f"{len(paths)} files"
 
@@ -77,80 +91,6 @@ def unified(old: RevisionView, new: RevisionView, path: str) -> str:
         )
     )
     return text if len(text) <= _MAX_DETAIL else text[:_MAX_DETAIL] + "\n… (truncated)\n"
-
-
-def _modified(old: RevisionView, new: RevisionView, path: str) -> bool:
-    a, b = old.files.get(path), new.files.get(path)
-    return a is not None and b is not None and a.blob_id != b.blob_id
-
-
-def diff_code(old: RevisionView, new: RevisionView) -> list[Change]:
-    """Custom code (`*.py`) and requirements files: what `trust_remote_code` would now run."""
-    changes = []
-    for path in sorted(old.files.keys() | new.files.keys()):
-        name = posixpath.basename(path)
-        is_code = name.endswith(".py")
-        is_requirements = fnmatch.fnmatchcase(name, "requirements*.txt")
-        if not (is_code or is_requirements):
-            continue
-        lines = _line_counts(old, new, path)
-        if is_requirements and (path not in old.files or _modified(old, new, path)):
-            changes.append(
-                Change(
-                    "code.requirements",
-                    Severity.SECURITY,
-                    f"{path} {'added' if path not in old.files else 'changed'} ({lines}): other "
-                    "packages would be installed.",
-                    path,
-                    old.files[path].blob_id if path in old.files else None,
-                    new.files[path].blob_id if path in new.files else None,
-                    unified(old, new, path),
-                )
-            )
-        elif is_code and path not in old.files:
-            changes.append(
-                Change(
-                    "code.custom_added",
-                    Severity.SECURITY,
-                    f"Custom code {path} added ({lines}); it runs with trust_remote_code=True.",
-                    path,
-                    None,
-                    new.files[path].blob_id,
-                    unified(old, new, path),
-                )
-            )
-        elif is_code and path not in new.files:
-            changes.append(
-                Change(
-                    "code.custom_removed",
-                    Severity.INFO,
-                    f"Custom code {path} removed.",
-                    path,
-                    old.files[path].blob_id,
-                    None,
-                )
-            )
-        elif is_code and _modified(old, new, path):
-            changes.append(
-                Change(
-                    "code.custom_changed",
-                    Severity.SECURITY,
-                    f"Custom code {path} changed ({lines}); review it before trusting remote "
-                    "code again.",
-                    path,
-                    old.files[path].blob_id,
-                    new.files[path].blob_id,
-                    unified(old, new, path),
-                )
-            )
-    return changes
-
-
-def _line_counts(old: RevisionView, new: RevisionView, path: str) -> str:
-    diff = unified(old, new, path).splitlines()
-    plus = sum(1 for line in diff if line.startswith("+") and not line.startswith("+++"))
-    minus = sum(1 for line in diff if line.startswith("-") and not line.startswith("---"))
-    return f"+{plus} -{minus} lines"
 
 
 def diff_card(old: RevisionView, new: RevisionView) -> list[Change]:

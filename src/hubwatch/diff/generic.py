@@ -15,7 +15,9 @@ from typing import Any
 
 from hubwatch.diff.files import unified
 from hubwatch.diff.gguf.pairs import model_name
-from hubwatch.diff.sections import digest, listing
+from hubwatch.diff.sections import digest, listing, object_id
+from hubwatch.diff.vocab_files import PATTERNS as VOCAB_PATTERNS
+from hubwatch.formats.license import CLAIMED as LICENSE_PATTERNS
 from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, FileEntry, Severity
 
@@ -38,7 +40,9 @@ CLAIMS: dict[str, tuple[str, ...]] = {
     "chat_template": (*_TEMPLATE_FILES, "additional_chat_templates/*.jinja"),
     "weights": ("*.safetensors", "*.bin", "*.pt", "*.pth", "*.pkl", "*.ckpt"),
     "code": ("*.py", "requirements*.txt", "*/requirements*.txt"),
+    "vocab_files": VOCAB_PATTERNS,
     "card": ("README.md",),
+    "license": LICENSE_PATTERNS,
     "mistral": tuple(
         p + n for n in ("params.json", "tekken.json", "SYSTEM_PROMPT.txt") for p in ("", "*/")
     ),
@@ -74,12 +78,8 @@ def modified(old: RevisionView, new: RevisionView) -> list[str]:
     return sorted(
         path
         for path in old.files.keys() & new.files.keys()
-        if _identity(old.files[path]) != _identity(new.files[path])
+        if object_id(old.files[path]) != object_id(new.files[path])
     )
-
-
-def _identity(entry: FileEntry) -> str:
-    return entry.lfs_sha256 or entry.blob_id
 
 
 def diff_generic(
@@ -265,13 +265,17 @@ def _binary_change(old: RevisionView, new: RevisionView, path: str) -> Change:
     was = {"size": a.size, "sha256": _sha256(old, a), "blob_id": a.blob_id}
     now = {"size": b.size, "sha256": _sha256(new, b), "blob_id": b.blob_id}
 
+    # NOTE: without the bytes (an LFS pointer's object unread) only the git blob id, a sha-1 of
+    # what is committed, is known: it is named as such, never as a sha256
+    label = "sha256" if was["sha256"] and now["sha256"] else "git blob"
+
     def short(side: dict[str, Any]) -> str:
-        return str(side["sha256"] or side["blob_id"])[:12]
+        return str(side["sha256"] if label == "sha256" else side["blob_id"])[:12]
 
     return Change(
         "binary.changed",
         Severity.INFO,
-        _cut(f"{path}: {a.size:,} → {b.size:,} bytes, sha256 {short(was)} → {short(now)}."),
+        _cut(f"{path}: {a.size:,} → {b.size:,} bytes, {label} {short(was)} → {short(now)}."),
         path,
         was,
         now,

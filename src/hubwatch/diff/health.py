@@ -14,6 +14,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from hubwatch.diff.health_files import (
+    nothing_to_load,
+    placeholders,
+    tokenizer_files_missing,
+)
 from hubwatch.diff.health_tokens import tokenizer_problems
 from hubwatch.diff.sections import listing
 from hubwatch.formats.safetensors import INDEX_SUFFIXES, index_shards
@@ -31,6 +36,8 @@ _CLASH = {
     "ForSequenceClassification": frozenset({"text-generation", "fill-mask"}),
     "ForTokenClassification": frozenset({"text-generation", "fill-mask"}),
 }
+WEIGHT_SUFFIXES = (".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".gguf", ".onnx")
+VOCAB_FILES = ("vocab.json", "vocab.txt", "merges.txt", "special_tokens_map.json")
 _HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 
 
@@ -72,7 +79,8 @@ def _flip(aspect: Aspect, before: list[str], after: list[str]) -> Change:
         )
         severity, detail = aspect.unhealthy, "\n".join(after)
     else:
-        summary = f"{aspect.healthy_says}: {aspect.label} no longer has problems."
+        more = f" (and {len(before) - 1} more)" if len(before) > 1 else ""
+        summary = f"{aspect.healthy_says}; resolved: {before[0].split(' (', 1)[0]}{more}."
         severity, detail = Severity.INFO, "Resolved:\n" + "\n".join(before)
     return Change(
         aspect.kind,
@@ -91,9 +99,30 @@ def _flip(aspect: Aspect, before: list[str], after: list[str]) -> Change:
 def _reads_weights(path: str) -> bool:
     name = posixpath.basename(path)
     return (
-        name.endswith((".safetensors", ".bin", *INDEX_SUFFIXES))
+        name.endswith((".safetensors", ".bin", *INDEX_SUFFIXES, *WEIGHT_SUFFIXES))
         or name in ("config.json", "params.json")
     ) and not name.startswith("training_args")
+
+
+def _reads_tokenizer(path: str) -> bool:
+    """config files whose token ids are judged, tokenizer files, and the custom code that names
+    its own vocabulary files (`vocab_files_names`)."""
+    name = posixpath.basename(path)
+    if name.endswith((".py", ".model")) or name in VOCAB_FILES:
+        return True
+    return name in _TOKENIZER_INPUTS and "/" not in path
+
+
+_TOKENIZER_INPUTS = (
+    "config.json", "generation_config.json", "tokenizer.json", "added_tokens.json",
+    "tokenizer_config.json", "params.json", "tekken.json",
+)  # fmt: skip
+
+
+def tokenizer_health(view: RevisionView) -> list[str]:
+    """Token ids the vocabulary does not hold, and the vocabulary files a custom tokenizer
+    needs that are missing."""
+    return tokenizer_problems(view) + tokenizer_files_missing(view)
 
 
 def weights_problems(view: RevisionView) -> list[str]:
@@ -102,6 +131,8 @@ def weights_problems(view: RevisionView) -> list[str]:
     problems = _missing_shards(view)
     problems += _mixed_uploads(view)
     problems += _embedding_shapes(view)
+    problems += placeholders(view)
+    problems += nothing_to_load(view)
     return problems
 
 
@@ -250,27 +281,16 @@ ASPECTS: tuple[Aspect, ...] = (
         weights_problems,
         Severity.BREAKING,
         "Weights not loadable",
-        "Weights loadable again",
+        "Weights now loadable",
     ),
     Aspect(
         "health.tokenizer",
         "the tokenizer",
-        lambda path: (
-            posixpath.basename(path)
-            in (
-                "config.json",
-                "generation_config.json",
-                "tokenizer.json",
-                "added_tokens.json",
-                "params.json",
-                "tekken.json",
-            )
-            and "/" not in path
-        ),
-        tokenizer_problems,
+        _reads_tokenizer,
+        tokenizer_health,
         Severity.BREAKING,
-        "Tokenizer inconsistent with config",
-        "Tokenizer consistent with config again",
+        "Tokenizer broken or inconsistent with config",
+        "Tokenizer now consistent with config",
     ),
     Aspect(
         "health.card",
@@ -279,7 +299,7 @@ ASPECTS: tuple[Aspect, ...] = (
         card_problems,
         Severity.INFO,
         "Model card inconsistent with config",
-        "Model card consistent with config again",
+        "Model card now consistent with config",
     ),
 )
 """Every health judgement, in the order their changes are reported."""

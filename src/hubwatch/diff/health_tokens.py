@@ -70,6 +70,11 @@ def _vocabulary(view: RevisionView) -> Vocabulary:
     extra = view.json("added_tokens.json")
     if isinstance(extra, dict):
         added.update({str(k): v for k, v in extra.items() if _is_id(v)})
+    config = view.json("tokenizer_config.json")  # transformers 4.34+: added_tokens_decoder
+    decoder = config.get("added_tokens_decoder") if isinstance(config, dict) else None
+    for token_id, token in (decoder or {}).items() if isinstance(decoder, dict) else ():
+        if str(token_id).isdigit() and isinstance(token, dict):
+            added.setdefault(str(token.get("content")), int(token_id))
     return Vocabulary(ids, added, _size(view))
 
 

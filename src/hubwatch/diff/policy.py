@@ -7,10 +7,51 @@ going to the detail. `hubwatch changes --explain` prints `RULES`; the README hol
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any
+
+from hubwatch.diff.conditions import (
+    ADVISORY_ADDED,
+    ANY,
+    ARCHITECTURE_FILLED_IN,
+    AUTO_MAP_GONE,
+    AUTO_MAP_KNOWN,
+    AUTO_MAP_NEW_CODE,
+    AUTO_MAP_RETARGETED,
+    BATCH_LOST,
+    CODE_BREAKS,
+    CODE_FIRST,
+    CODE_RISKY,
+    CODE_RUNS,
+    CODE_UNREACHED,
+    CODE_UNREAD,
+    DIFFER_BREAKING,
+    DIFFER_SECURITY,
+    EOS_FORM,
+    EOS_MOVED,
+    EOS_TOKEN_MOVED,
+    GGUF_SHAPE,
+    HEALTHY_AGAIN,
+    IN_TOKENIZER_JSON,
+    LICENSE_LESS,
+    LICENSE_MORE,
+    LIMIT_LOST,
+    MEMORY_GREW,
+    MISSED_BEHAVIOR,
+    MISSED_BREAKING,
+    MISSED_SECURITY,
+    MISTRAL_CONTEXT,
+    MISTRAL_SHAPE,
+    PAD_ID_REMOVED,
+    PARAMS_GREW,
+    RESIZED,
+    RESTORED,
+    SPECIAL_REMOVED,
+    STOP_TOKEN_CHANGED,
+    USE_FAST,
+    WEIGHTS_GREW,
+    Condition,
+)
 
 # re-exported: the policy is where callers and tests have always found them
 from hubwatch.diff.summary import SUMMARY_MAX as SUMMARY_MAX
@@ -18,21 +59,17 @@ from hubwatch.diff.summary import bounded, one_line
 from hubwatch.diff.summary import is_noop as is_noop
 from hubwatch.models import Change, Severity
 
+__all__ = [
+    "MISSED_BEHAVIOR", "MISSED_BREAKING", "MISSED_SECURITY", "RULES", "SUMMARY_MAX", "Condition",
+    "Rule", "apply_policy", "is_noop", "markdown", "severity_of", "table",
+]  # fmt: skip
+
 BREAKING, SECURITY, BEHAVIOR, INFO = (
     Severity.BREAKING,
     Severity.SECURITY,
     Severity.BEHAVIOR,
     Severity.INFO,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Condition:
-    """A named predicate on a change."""
-
-    name: str
-    """What it says, for people: "license restored (before empty)"."""
-    test: Callable[[Change], bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,155 +93,15 @@ class Rule:
         return kind_ok and self.condition.test(change)
 
 
-def _empty(value: Any) -> bool:
-    return value is None or value == "" or value == [] or value == {}
-
-
-def _side(value: Any, key: str) -> Any:
-    return value.get(key) if isinstance(value, Mapping) else None
-
-
-def _keys(change: Change) -> set[str]:
-    return {
-        str(k) for side in (change.before, change.after) if isinstance(side, Mapping) for k in side
-    }
-
-
-ANY = Condition("any", lambda change: True)
-DIFFER_BREAKING = Condition(
-    "tokens removed or re-numbered (the differ's finding)",
-    lambda change: change.severity is BREAKING,
-)
-DIFFER_SECURITY = Condition(
-    "a sandbox violation (the differ's finding)", lambda change: change.severity is SECURITY
-)
-RESTORED = Condition(
-    "license restored (before empty)",
-    lambda change: _empty(change.before) and not _empty(change.after),
-)
-EOS_FORM = Condition(
-    "eos list → int (or int → list)",
-    lambda change: (
-        "eos_token_id" in _keys(change)
-        and isinstance(_side(change.before, "eos_token_id"), list)
-        != isinstance(_side(change.after, "eos_token_id"), list)
-        and not _empty(_side(change.before, "eos_token_id"))
-        and not _empty(_side(change.after, "eos_token_id"))
-    ),
-)
-
-
-def _removed(*keys: str) -> Callable[[Change], bool]:
-    def test(change: Change) -> bool:
-        return any(
-            not _empty(_side(change.before, k)) and _empty(_side(change.after, k)) for k in keys
-        )
-
-    return test
-
-
-PAD_ID_REMOVED = Condition("pad or eos id removed", _removed("pad_token_id", "eos_token_id"))
-SPECIAL_REMOVED = Condition(
-    "a special token removed",
-    _removed("pad_token", "eos_token", "bos_token", "unk_token", "additional_special_tokens"),
-)
-PARAMS_GREW = Condition(
-    "total parameters moved by 1% or more",
-    lambda change: _relative(_side(change.before, "total"), _side(change.after, "total")) >= 0.01,
-)
-MEMORY_GREW = Condition(
-    "serving memory moved by 10% or more",
-    lambda change: _relative(change.before, change.after) >= 0.1,
-)
-WEIGHTS_GREW = Condition(
-    "weights memory moved by 10% or more",
-    lambda change: _relative(change.before, change.after) >= 0.1,
-)
-BATCH_LOST = Condition(
-    "a card that fitted no longer does",
-    lambda change: any(
-        _batch(b) >= 1 and _batch(_side(change.after, gpu)) == 0
-        for gpu, b in (change.before.items() if isinstance(change.before, Mapping) else ())
-    ),
-)
-
-
-def _batch(fit: Any) -> int:
-    """A largest batch as estimate.max_batch stores it ({"max_batch", "cards"}), or -1."""
-    value = _side(fit, "max_batch") if isinstance(fit, Mapping) else fit
-    return value if isinstance(value, int) else -1
-
-
-ADVISORY_ADDED = Condition(
-    "an advisory now applies",
-    lambda change: bool(set(change.after or ()) - set(change.before or ())),
-)
-
-
-def _missed(severity: Severity) -> Condition:
-    """The lineage step sets a `lineage.stale` (or `derivatives_stale`) change's severity to the
-    most severe base change it stands for; the policy keeps it."""
-    return Condition(
-        f"the worst missed base change is {severity.value} (the lineage step's finding)",
-        lambda change: change.severity is severity,
-    )
-
-
-MISSED_BREAKING, MISSED_SECURITY, MISSED_BEHAVIOR = map(_missed, (BREAKING, SECURITY, BEHAVIOR))
-IN_TOKENIZER_JSON = Condition(
-    "in tokenizer.json (its padding settings)",
-    lambda change: (change.path or "").endswith("tokenizer.json"),
-)
-_MISTRAL_SHAPE = frozenset(
-    {"dim", "n_layers", "head_dim", "hidden_dim", "n_heads", "n_kv_heads", "vocab_size", "moe"}
-    | {"vision_encoder", "tied_embeddings", "norm_eps", "quantization"}
-)
-_MISTRAL_CONTEXT = frozenset({"max_seq_len", "max_position_embeddings", "rope_theta", "yarn"})
-MISTRAL_SHAPE = Condition(
-    "dimensions, vocabulary, MoE or vision changed",
-    lambda change: bool(_keys(change) & _MISTRAL_SHAPE),
-)
-MISTRAL_CONTEXT = Condition(
-    "context or rope changed", lambda change: bool(_keys(change) & _MISTRAL_CONTEXT)
-)
-STOP_TOKEN_CHANGED = Condition(
-    "a stop token (eos, eot, eom) changed",
-    lambda change: bool(_keys(change) & {"eos", "eot", "eom"}),
-)
-# GGUF metadata keys (`<arch>.<suffix>`) that fix the model's shape, as config.json's dimensions.
-_GGUF_SHAPE = re.compile(
-    r"^(general\.architecture|[^.]+\.(block_count|embedding_length|feed_forward_length"
-    r"|attention\.head_count(_kv)?|attention\.key_length|attention\.value_length"
-    r"|expert_count|vocab_size))$"
-)
-GGUF_SHAPE = Condition(
-    "architecture, dimensions or expert count changed",
-    lambda change: any(_GGUF_SHAPE.match(key) for key in _keys(change)),
-)
-_HEALTHY = re.compile(r"\b(again|now (complete|consistent|loadable)|healthy)\b", re.I)
-HEALTHY_AGAIN = Condition(
-    "healthy again (after ok)",
-    lambda change: (
-        _side(change.after, "healthy") is True
-        or _side(change.after, "ok") is True
-        or change.after is True
-        or (not isinstance(change.after, Mapping | bool) and bool(_HEALTHY.search(change.summary)))
-    ),
-)
-
-
-def _relative(before: Any, after: Any) -> float:
-    if not isinstance(before, int | float) or not isinstance(after, int | float):
-        return 0.0
-    return abs(after - before) / before if before else float("inf")
-
-
 def _row(kind: str, condition: Condition, severity: Severity, reason: str) -> Rule:
     return Rule(kind, condition, severity, reason)
 
 
 RULES: tuple[Rule, ...] = (
     # the model's shape and how it is loaded
+    _row(
+        "config.architecture", ARCHITECTURE_FILLED_IN, INFO, "the same class is built, named fully"
+    ),
     _row("config.architecture", ANY, BREAKING, "another model class is built"),
     _row("config.dimensions", ANY, BREAKING, "existing checkpoints and code no longer fit"),
     _row("config.vocab_size", ANY, BREAKING, "the embedding and token ids no longer line up"),
@@ -212,12 +109,20 @@ RULES: tuple[Rule, ...] = (
     _row("config.quantization", ANY, BREAKING, "another loader and kernels are needed"),
     _row("config.special_token_ids", EOS_FORM, BREAKING, "code reading one int id breaks"),
     _row("config.special_token_ids", PAD_ID_REMOVED, BREAKING, "padding or stopping breaks"),
+    _row("config.special_token_ids", EOS_MOVED, BREAKING, "generation starts or stops elsewhere"),
     _row("config.special_token_ids", ANY, BEHAVIOR, "generation stops or pads elsewhere"),
     _row("config.context", ANY, BEHAVIOR, "long inputs are handled differently"),
     _row("config.dtype", ANY, BEHAVIOR, "default precision, memory and outputs change"),
     _row("config.attention", ANY, BEHAVIOR, "another attention kernel runs"),
     _row("config.auto_map_external", ANY, SECURITY, "code from another repo runs on load"),
-    _row("config.auto_map", ANY, SECURITY, "other custom code runs on load"),
+    _row("config.auto_map", AUTO_MAP_GONE, BREAKING, "AutoX.from_pretrained no longer loads it"),
+    _row("config.auto_map", AUTO_MAP_NEW_CODE, SECURITY, "other custom code runs on load"),
+    _row(
+        "config.auto_map", AUTO_MAP_RETARGETED, BEHAVIOR, "another of the repo's classes is built"
+    ),
+    _row("config.auto_map", AUTO_MAP_KNOWN, INFO, "another Auto class loads code already there"),
+    _row("config.auto_map", ANY, SECURITY, "other custom code may run on load"),
+    _row("config.custom", ANY, BEHAVIOR, "a setting the repo's own code reads"),
     _row("config.other", ANY, INFO, "settings no loader reads for shapes"),
     _row("mistral.params", MISTRAL_SHAPE, BREAKING, "like config.json: the model's shape"),
     _row("mistral.params", MISTRAL_CONTEXT, BEHAVIOR, "like config.json: context and rope"),
@@ -234,6 +139,7 @@ RULES: tuple[Rule, ...] = (
     _row("tokenizer.added_tokens", DIFFER_BREAKING, BREAKING, "ids mean other text"),
     _row("tokenizer.added_tokens", ANY, BEHAVIOR, "tokens added: inputs split differently"),
     _row("tokenizer.special_tokens", SPECIAL_REMOVED, BREAKING, "padding or stopping breaks"),
+    _row("tokenizer.special_tokens", EOS_TOKEN_MOVED, BREAKING, "generation stops elsewhere"),
     _row("tokenizer.special_tokens", ANY, BEHAVIOR, "other special tokens are used"),
     _row("tokenizer.add_special_tokens", ANY, BEHAVIOR, "bos/eos added to inputs or not"),
     _row("tokenizer.padding", IN_TOKENIZER_JSON, INFO, "fixed padding a caller usually overrides"),
@@ -242,8 +148,10 @@ RULES: tuple[Rule, ...] = (
     _row("tokenizer.class", ANY, BEHAVIOR, "another tokenizer class is loaded"),
     _row("tokenizer.merges", ANY, BEHAVIOR, "inputs split differently"),
     _row("tokenizer.model", ANY, BEHAVIOR, "the tokenizer pipeline changed"),
+    _row("tokenizer.model_max_length", LIMIT_LOST, BEHAVIOR, "truncation no longer stops there"),
     _row("tokenizer.model_max_length", ANY, INFO, "a limit only warnings read"),
-    _row("tokenizer.other", ANY, INFO, "other tokenizer settings (use_fast…)"),
+    _row("tokenizer.other", USE_FAST, BEHAVIOR, "the other tokenizer class (fast or slow) loads"),
+    _row("tokenizer.other", ANY, INFO, "other tokenizer settings"),
     _row("tokenizer.", ANY, BEHAVIOR, "the pipeline (normalizer, pre-tokenizer…) changed"),
     _row("mistral.tekken", DIFFER_BREAKING, BREAKING, "like the tokenizer: ids mean other text"),
     _row("mistral.tekken", ANY, BEHAVIOR, "like the tokenizer: inputs split differently"),
@@ -263,6 +171,7 @@ RULES: tuple[Rule, ...] = (
     _row("weights.dtype", ANY, BEHAVIOR, "precision and memory change"),
     _row("weights.format", ANY, BEHAVIOR, "another loader reads them"),
     _row("weights.reuploaded", ANY, BEHAVIOR, "new values under identical headers"),
+    _row("weights.changed", RESIZED, BREAKING, "tensors changed size: shapes no longer fit"),
     _row("weights.changed", ANY, BEHAVIOR, "new LFS objects, headers unavailable"),
     _row("weights.shard_layout", ANY, INFO, "the same tensors, split differently"),
     # GGUF models (llama.cpp, Ollama, LM Studio), per model and quantization
@@ -293,10 +202,28 @@ RULES: tuple[Rule, ...] = (
     _row("health.tokenizer", ANY, BREAKING, "a special or added token id outside the vocabulary"),
     _row("health.card", ANY, INFO, "the card and config.json disagree (or agree again)"),
     # code
-    _row("code.custom_added", ANY, SECURITY, "trust_remote_code runs it"),
-    _row("code.custom_changed", ANY, SECURITY, "trust_remote_code runs it"),
+    _row("code.custom_added", CODE_FIRST, SECURITY, "trust_remote_code now runs the repo's code"),
+    _row("code.custom_added", CODE_RISKY, SECURITY, "riskier to load: review the calls named"),
+    _row("code.custom_added", CODE_UNREACHED, INFO, "nothing a load runs"),
+    _row("code.custom_added", CODE_UNREAD, SECURITY, "not read: review it before trusting it"),
+    _row("code.custom_added", ANY, BEHAVIOR, "new code on the loading path"),
+    _row(
+        "code.custom_changed", CODE_BREAKS, BREAKING, "loading it, or calling it as before, fails"
+    ),
+    _row("code.custom_changed", CODE_RISKY, SECURITY, "riskier to load: review the calls named"),
+    _row("code.custom_changed", CODE_UNREACHED, INFO, "nothing a load runs"),
+    _row("code.custom_changed", CODE_UNREAD, SECURITY, "not read: review it before trusting it"),
+    _row(
+        "code.custom_changed", CODE_RUNS, BEHAVIOR, "the loading or generation path runs otherwise"
+    ),
+    _row("code.custom_changed", ANY, INFO, "docstrings, hints, log text, comments: same code runs"),
     _row("code.requirements", ANY, SECURITY, "other packages are installed"),
+    _row("code.custom_removed", CODE_BREAKS, BREAKING, "a loader config or module still needs it"),
     _row("code.custom_removed", ANY, INFO, "less to trust"),
+    # licence files (LICENSE, MODEL_LICENSE, NOTICE…), read as text
+    _row("license.", LICENSE_MORE, BREAKING, "you may no longer use the model as you did"),
+    _row("license.", LICENSE_LESS, BEHAVIOR, "the model may be used in more ways"),
+    _row("license.", ANY, INFO, "reworded, retitled or translated: the same terms"),
     # model card
     _row("card.license", RESTORED, INFO, "a license is back; nothing is lost"),
     _row("card.license", ANY, BREAKING, "the terms of use changed or are gone"),

@@ -8,9 +8,10 @@ from collections.abc import Callable, Mapping
 import structlog
 
 from hubwatch.diff.chat_template import diff_chat_template
+from hubwatch.diff.code import diff_code
 from hubwatch.diff.config import diff_config
 from hubwatch.diff.estimate import diff_estimate
-from hubwatch.diff.files import diff_card, diff_code, diff_files
+from hubwatch.diff.files import diff_card, diff_files
 from hubwatch.diff.generation import diff_generation
 from hubwatch.diff.generic import diff_generic
 from hubwatch.diff.gguf.files import diff_gguf_files
@@ -20,9 +21,11 @@ from hubwatch.diff.gguf.tensors import diff_gguf_quantization, diff_gguf_tensors
 from hubwatch.diff.gguf.tokens import diff_gguf_special_tokens
 from hubwatch.diff.gguf.vocabulary import diff_gguf_vocabulary
 from hubwatch.diff.health import diff_health
+from hubwatch.diff.license import diff_license
 from hubwatch.diff.mistral import diff_mistral
 from hubwatch.diff.policy import apply_policy
 from hubwatch.diff.tokenizer.differ import diff_tokenizer
+from hubwatch.diff.vocab_files import diff_vocab_files
 from hubwatch.diff.weights import diff_weights
 from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, Severity
@@ -41,10 +44,12 @@ DIFFERS.update(
         "config": diff_config,
         "generation": diff_generation,
         "tokenizer": diff_tokenizer,
+        "vocab_files": diff_vocab_files,
         "chat_template": diff_chat_template,
         "weights": diff_weights,
         "code": diff_code,
         "card": diff_card,
+        "license": diff_license,
         "mistral": diff_mistral,
         "health": diff_health,
         # GGUF models (llama.cpp's files), paired by name across the two revisions

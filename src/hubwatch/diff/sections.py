@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from hubwatch.formats.view import RevisionView
+from hubwatch.models import FileEntry
 
 
 def pair(old: RevisionView, new: RevisionView, path: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -22,6 +23,11 @@ def pair(old: RevisionView, new: RevisionView, path: str) -> tuple[dict[str, Any
     if first_upload(old, path):
         before = after
     return before, after
+
+
+def object_id(entry: FileEntry) -> str:
+    """What a file's content is known by: its LFS object's sha256, else its git blob id."""
+    return entry.lfs_sha256 or entry.blob_id
 
 
 def same_blob(old: RevisionView, new: RevisionView, path: str) -> bool:

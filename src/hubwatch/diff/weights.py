@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from hubwatch.diff.sections import listing
+from hubwatch.diff.weights_objects import is_placeholder, pickle_object_changes
 from hubwatch.formats.safetensors import index_shards
 from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, FileEntry, Severity
@@ -41,7 +42,10 @@ def diff_weights(old: RevisionView, new: RevisionView) -> list[Change]:
     """Changes to the weight files of a revision."""
     before = {p: e for p, e in old.files.items() if weight_format(p)}
     after = {p: e for p, e in new.files.items() if weight_format(p)}
-    changes = _formats(before, after)
+    placeholders = {p for p, entry in after.items() if is_placeholder(entry, new)}
+    changes = _formats(before, {p: e for p, e in after.items() if p not in placeholders})
+    pickles = {p for p in before.keys() & after.keys() if weight_format(p) == "pickle"}
+    changes += pickle_object_changes(old, new, pickles)
     old_st = {p: e for p, e in before.items() if weight_format(p) == "safetensors"}
     new_st = {p: e for p, e in after.items() if weight_format(p) == "safetensors"}
     if not old_st or not new_st:

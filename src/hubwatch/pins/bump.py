@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import difflib
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from hubwatch.errors import PinMoved
-from hubwatch.models import CommitSha, RevisionChanges, Severity
+from hubwatch.models import CommitSha, RevisionChanges, Severity, StoredRevision
 from hubwatch.pins.check import PinReport, PinStatus
 from hubwatch.pins.model import Pin
 from hubwatch.store.repos import RevisionStore
@@ -37,24 +39,48 @@ def parse_target(text: str) -> Severity | None:
     raise ValueError(f"--to is {NEWEST} or {WITHOUT}SEVERITY, not {text!r}")
 
 
+_AGE = re.compile(r"(\d+)\s*([hdw])")
+_UNITS = {"h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1)}
+
+
+def parse_age(text: str) -> timedelta:
+    """`0`, `36h`, `3d`, `2w` -> a timedelta; ValueError otherwise."""
+    if text.strip() == "0":
+        return timedelta(0)
+    found = _AGE.fullmatch(text.strip())
+    if found is None:
+        raise ValueError(
+            f"--min-age is a number of hours, days or weeks (36h, 3d, 2w), not {text!r}"
+        )
+    return int(found.group(1)) * _UNITS[found.group(2)]
+
+
 def plan(
-    store: RevisionStore, reports: Sequence[PinReport], without: Severity | None
+    store: RevisionStore,
+    reports: Sequence[PinReport],
+    without: Severity | None,
+    min_age: timedelta = timedelta(0),
+    now: datetime | None = None,
 ) -> list[Bump]:
     """The bump of every sha pin that is behind; with `without`, the newest revision before the
-    first one that brings a change at that severity or above (no bump if that is the first)."""
+    first one that brings a change at that severity or above (no bump if that is the first);
+    with `min_age`, never to a revision committed less than that long before `now` (a
+    cool-down, as Renovate's minimumReleaseAge: a revision pulled soon after upload is skipped)."""
+    cutoff = (now or datetime.now().astimezone()) - min_age
     bumps = []
     for report in reports:
         if report.status is not PinStatus.BEHIND or report.sha is None or report.pin.at is None:
             continue
         repo = report.pin.repo or ""
         changed = {rc.revision.sha: rc for rc in report.changes}
-        later = _after(store, repo, report.sha)
         taken: list[CommitSha] = []
-        for sha in later:
-            rc = changed.get(sha)
+        for revision in _after(store, repo, report.sha):
+            rc = changed.get(revision.sha)
             if without and rc and any(c.severity.rank >= without.rank for c in rc.changes):
                 break
-            taken.append(sha)
+            if min_age and revision.date > cutoff:
+                break  # too recent: neither it nor any after it
+            taken.append(revision.sha)
         if taken:
             new = taken[-1]
             kept = tuple(changed[s] for s in taken if s in changed)
@@ -62,10 +88,11 @@ def plan(
     return bumps
 
 
-def _after(store: RevisionStore, repo: str, sha: CommitSha) -> list[CommitSha]:
+def _after(store: RevisionStore, repo: str, sha: CommitSha) -> list[StoredRevision]:
     """The reachable revisions stored after `sha`, oldest first."""
-    history = [r.sha for r in store.history(repo) if r.reachable]
-    return history[history.index(sha) + 1 :] if sha in history else []
+    history = [r for r in store.history(repo) if r.reachable]
+    shas = [r.sha for r in history]
+    return history[shas.index(sha) + 1 :] if sha in shas else []
 
 
 def rewrite(bumps: Sequence[Bump]) -> dict[str, tuple[bytes, bytes]]:

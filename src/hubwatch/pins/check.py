@@ -8,9 +8,12 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
 
-from hubwatch.errors import HubwatchError
+from hubwatch.errors import EXIT_ADVISORIES_UNKNOWN, EXIT_ERROR, HubwatchError
 from hubwatch.models import (
+    AdvisoryMatch,
     AdvisoryReport,
+    AdvisoryStatus,
+    Change,
     CommitSha,
     RepoRef,
     RevisionChanges,
@@ -18,19 +21,22 @@ from hubwatch.models import (
     SourceKind,
     StoredRevision,
 )
+from hubwatch.pins.findings import AdvisoryState, ProjectAudit, Waiver, advisory_state
+from hubwatch.pins.ignores import Ignore
 from hubwatch.pins.model import Pin, RefKind
 from hubwatch.store.advisories import AdvisoryStore
 from hubwatch.store.browse import BrowseStore
 from hubwatch.store.changes import ChangeStore
 from hubwatch.store.repos import RepoStore, RevisionStore
 
-
-class PinStore(RepoStore, RevisionStore, ChangeStore, AdvisoryStore, BrowseStore, Protocol):
-    """What checking pins reads: each pinned repo, its revisions, changes and advisories."""
-
-
 Ensure = Callable[[RepoRef], None]
 """Tracks (and backfills) a repo, raising a HubwatchError when it cannot be read."""
+Recheck = Callable[[str, CommitSha], object]
+"""Checks one stored revision's advisories again (AdvisoryAttacher.attach)."""
+
+
+class PinStore(RepoStore, RevisionStore, ChangeStore, AdvisoryStore, BrowseStore, Protocol):
+    """What a check reads: each pinned repo, its revisions, their changes and advisories."""
 
 
 class PinStatus(StrEnum):
@@ -69,14 +75,48 @@ class PinReport:
     """The pinned revision's advisories."""
     newest_advisories: AdvisoryReport | None = None
     error: str | None = None
+    pinned: StoredRevision | None = None
+    """The pinned revision, when it is stored."""
+    advisories_enabled: bool = True
+    waivers: tuple[Waiver, ...] = ()
+    """The ignore entries that accepted some of what is found here."""
+    waived_changes: frozenset[tuple[str, str]] = frozenset()
+    """(revision sha, change kind) of the accepted changes."""
+    waived_advisories: frozenset[str] = frozenset()
+    """Ids of the accepted advisories of the pinned revision."""
+    waived_status: bool = False
+    """Whether the pin itself is accepted as it stands (floating, behind)."""
+
+    @property
+    def own_advisories(self) -> AdvisoryReport | None:
+        """The advisories of the revision in use: the pinned one, or the newest if floating."""
+        return self.newest_advisories if self.status is PinStatus.FLOATING else self.advisories
+
+    @property
+    def advisory_state(self) -> AdvisoryState | None:
+        """Whether the revision in use's advisories are known; None: no revision to check."""
+        if self.status in (PinStatus.UNRESOLVED, PinStatus.UNKNOWN, PinStatus.FAILED):
+            return None
+        return advisory_state(self.own_advisories, self.advisories_enabled)
+
+    def counted(self, rc: RevisionChanges) -> list[Change]:
+        """The changes of one revision that no ignore entry accepted."""
+        return [c for c in rc.changes if (rc.revision.sha, c.kind) not in self.waived_changes]
+
+    @property
+    def matches(self) -> tuple[AdvisoryMatch, ...]:
+        """The revision in use's advisories (what it brings) that no ignore entry accepted."""
+        own = self.own_advisories
+        found = own.matches if own is not None else ()
+        return tuple(m for m in found if m.advisory_id not in self.waived_advisories)
 
     @property
     def severity(self) -> Severity | None:
-        """The worst of its changes, its advisories (security) and its status."""
-        found = [c.severity for rc in self.changes for c in rc.changes]
-        if self.advisories is not None and self.advisories.matches:
+        """The worst of its counted changes, advisories (security) and status."""
+        found = [c.severity for rc in self.changes for c in self.counted(rc)]
+        if self.matches:
             found.append(Severity.SECURITY)
-        if self.status in _STATUS_SEVERITY:
+        if self.status in _STATUS_SEVERITY and not self.waived_status:
             found.append(_STATUS_SEVERITY[self.status])
         return max(found, key=lambda s: s.rank, default=None)
 
@@ -91,14 +131,56 @@ class Report:
     """Every pin, checked, in scan order."""
 
     pins: tuple[PinReport, ...] = field(default_factory=tuple)
+    project: ProjectAudit | None = None
+    """The advisories of the codebase's own declared versions; None: not checked (the API)."""
+    config: str | None = None
+    """The project settings file read (its ignore list); None: none."""
+    expired: tuple[Ignore, ...] = ()
+    """Ignore entries past their `expires` date: they no longer count."""
+    unused: tuple[Ignore, ...] = ()
+    """Ignore entries that accepted nothing (the finding is gone: remove them)."""
+
+    @property
+    def advisory_state(self) -> AdvisoryState:
+        """UNKNOWN when any advisory data could not be read; OFF when none was consulted."""
+        states = [p.advisory_state for p in self.pins]
+        states.append(self.project.state if self.project is not None else None)
+        known = [s for s in states if s is not None]
+        if AdvisoryState.UNKNOWN in known:
+            return AdvisoryState.UNKNOWN
+        if AdvisoryState.OK in known:
+            return AdvisoryState.OK
+        off = AdvisoryState.OFF in known or any(not p.advisories_enabled for p in self.pins)
+        return AdvisoryState.OFF if off else AdvisoryState.OK  # OK: nothing needed checking
+
+    def unknown_reasons(self) -> list[str]:
+        """Why the advisory data is unknown, once per reason."""
+        found: list[str] = []
+        if self.project is not None and self.project.state is AdvisoryState.UNKNOWN:
+            found.append(self.project.error or "the advisory data could not be read")
+        for p in self.pins:
+            own = p.own_advisories
+            if p.advisory_state is AdvisoryState.UNKNOWN:
+                why = (own.error if own else None) or "not checked yet; run `hubwatch osv sync`"
+                found.append(why)
+        return list(dict.fromkeys(found))
 
     def fails(self, threshold: Severity) -> bool:
-        """Whether a pin is at `threshold` or worse, or could not be checked at all."""
-        return any(
+        """Whether a pin is at `threshold` or worse, or could not be checked at all, or an
+        advisory applies to the project's own versions (security)."""
+        own = self.project is not None and bool(self.project.counted)
+        return (own and Severity.SECURITY.rank >= threshold.rank) or any(
             p.status in (PinStatus.UNKNOWN, PinStatus.FAILED)
             or (p.severity is not None and p.severity.rank >= threshold.rank)
             for p in self.pins
         )
+
+    def exit_code(self, threshold: Severity) -> int:
+        """EXIT_ADVISORIES_UNKNOWN (7) when advisory data is unknown (the verdict is partial),
+        else EXIT_ERROR (1) when it fails at `threshold`, else 0."""
+        if self.advisory_state is AdvisoryState.UNKNOWN:
+            return EXIT_ADVISORIES_UNKNOWN
+        return EXIT_ERROR if self.fails(threshold) else 0
 
 
 def repo_refs(pins: Iterable[Pin]) -> dict[str, RepoRef]:
@@ -114,9 +196,18 @@ def repo_refs(pins: Iterable[Pin]) -> dict[str, RepoRef]:
     return refs
 
 
-def check(store: PinStore, pins: Sequence[Pin], ensure: Ensure | None = None) -> Report:
+def check(
+    store: PinStore,
+    pins: Sequence[Pin],
+    ensure: Ensure | None = None,
+    *,
+    advisories: bool = True,
+    recheck: Recheck | None = None,
+) -> Report:
     """Check every pin against the store; `ensure` tracks each repo first (None: only what is
-    already tracked is known, the others are FAILED).
+    already tracked is known, the others are FAILED). `advisories`: False where they are off;
+    `recheck` checks again the advisories of a revision in use whose last check failed (the
+    data may be there now).
 
     A tracked repo that `ensure` cannot refresh is still checked against what is stored, with
     the error on each of its pins; an untracked one is FAILED.
@@ -133,15 +224,37 @@ def check(store: PinStore, pins: Sequence[Pin], ensure: Ensure | None = None) ->
             store.get_repo(repo_id)
         except HubwatchError as exc:
             failures[repo_id] = stale.pop(repo_id, str(exc))
+    if recheck is not None and advisories:
+        _recheck(store, [p for p in pins if p.repo not in failures], recheck)
     reports = (check_pin(store, pin, failures) for pin in pins)
     return Report(
         tuple(
-            dataclasses.replace(r, error=stale[r.pin.repo])
-            if r.pin.repo in stale and r.error is None
-            else r
+            dataclasses.replace(
+                r,
+                error=stale[r.pin.repo] if r.pin.repo in stale and r.error is None else r.error,
+                advisories_enabled=advisories,
+            )
             for r in reports
         )
     )
+
+
+def _recheck(store: PinStore, pins: Sequence[Pin], recheck: Recheck) -> None:
+    wanted: set[tuple[str, CommitSha]] = set()
+    for pin in pins:
+        if pin.repo is None or pin.kind is RefKind.UNRESOLVED:
+            continue
+        newest = store.latest_revision(pin.repo)
+        if newest is not None:
+            wanted.add((pin.repo, newest.sha))
+        if pin.kind is RefKind.SHA and pin.ref is not None:
+            try:
+                wanted.add((pin.repo, store.revision(pin.repo, pin.ref).sha))
+            except HubwatchError:
+                continue  # reported as UNKNOWN by the check
+    for repo, sha in sorted(wanted):
+        if store.advisory_report(repo, sha).status is not AdvisoryStatus.OK:
+            recheck(repo, sha)
 
 
 def check_pin(store: PinStore, pin: Pin, failures: dict[str, str] | None = None) -> PinReport:
@@ -157,9 +270,10 @@ def check_pin(store: PinStore, pin: Pin, failures: dict[str, str] | None = None)
             pin, PinStatus.FLOATING, newest=newest, newest_advisories=newest_advisories
         )
     try:
-        sha = store.revision(pin.repo, pin.ref).sha
+        pinned = store.revision(pin.repo, pin.ref)
     except HubwatchError as exc:
         return PinReport(pin, PinStatus.UNKNOWN, newest=newest, error=str(exc))
+    sha = pinned.sha
     after = tuple(store.changes(pin.repo, since=sha))
     current = newest is None or newest.sha == sha
     return PinReport(
@@ -170,4 +284,5 @@ def check_pin(store: PinStore, pin: Pin, failures: dict[str, str] | None = None)
         () if current else after,
         store.advisory_report(pin.repo, sha),
         newest_advisories,
+        pinned=pinned,
     )

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from hubwatch.models import AdvisoryReport, RevisionChanges, Severity
+from hubwatch.models import AdvisoryMatch, AdvisoryReport, RevisionChanges, Severity
+from hubwatch.pins.brings import brings
 from hubwatch.pins.check import PinReport, Report
+from hubwatch.pins.findings import AdvisoryState, ProjectAudit, Waiver, advisory_state
+from hubwatch.pins.ignores import Ignore
 from hubwatch.pins.model import Pin
 
 
@@ -24,13 +27,96 @@ def pin_json(pin: Pin) -> dict[str, Any]:
     }
 
 
-def _advisories(report: AdvisoryReport | None) -> dict[str, Any] | None:
+def _match(match: AdvisoryMatch) -> dict[str, Any]:
+    return {
+        "id": match.advisory_id,
+        "aliases": list(match.aliases),
+        "summary": match.summary,
+        "package": match.package,
+        "version": match.version,
+        "fixed": list(match.fixed),
+        "severity": [s.vector for s in match.severity],
+    }
+
+
+def _advisories(
+    report: AdvisoryReport | None, state: AdvisoryState | None, waived: frozenset[str]
+) -> dict[str, Any] | None:
+    """What a revision brings: its advisories (of its own requirements), its requirements,
+    and the transformers version it was saved with (context, never matched)."""
     if report is None:
         return None
+    found = brings(report)
     return {
-        "checked": report.checked_at is not None,
-        "ids": [m.advisory_id for m in report.matches],
-        "summaries": {m.advisory_id: m.summary for m in report.matches},
+        "state": state.value if state else None,
+        "error": report.error if state is AdvisoryState.UNKNOWN else None,
+        "ids": [m.advisory_id for m in report.matches if m.advisory_id not in waived],
+        "ignored": sorted(waived),
+        "matches": [_match(m) for m in report.matches],
+        "requires": [
+            {"package": d.name, "spec": d.spec, "version": d.version, "where": d.source}
+            for d in found.requires
+        ],
+        "saved_with": [
+            {"package": d.name, "version": d.version, "where": d.source} for d in found.saved_with
+        ],
+    }
+
+
+def _waiver(waiver: Waiver) -> dict[str, Any]:
+    return {"finding": waiver.finding, **_ignore(waiver.entry)}
+
+
+def _ignore(entry: Ignore) -> dict[str, Any]:
+    return {
+        "id": entry.advisory,
+        "repo": entry.repo,
+        "sha": entry.sha,
+        "kind": entry.kind,
+        "reason": entry.reason,
+        "expires": entry.expires.isoformat() if entry.expires else None,
+        "origin": entry.origin,
+    }
+
+
+def _project(project: ProjectAudit | None) -> dict[str, Any] | None:
+    if project is None:
+        return None
+    waived = {w.finding: w for w in project.waivers}
+    return {
+        "state": project.state.value,
+        "error": project.error,
+        "service": project.service,
+        "checked": [
+            {
+                "package": d.dependency.name,
+                "version": d.dependency.version,
+                "path": d.path,
+                "line": d.line,
+            }
+            for d in project.checked
+        ],
+        "unpinned": [
+            {
+                "package": d.dependency.name,
+                "spec": d.dependency.spec,
+                "path": d.path,
+                "line": d.line,
+            }
+            for d in project.unpinned
+        ],
+        "advisories": [
+            {
+                **_match(found.match),
+                "path": found.declared.path,
+                "line": found.declared.line,
+                "ignored": _waiver(waived[found.match.advisory_id])
+                if found.match.advisory_id in waived
+                else None,
+            }
+            for found in project.matches
+        ],
+        "problems": list(project.problems),
     }
 
 
@@ -52,6 +138,7 @@ def _revisions(changes: tuple[RevisionChanges, ...]) -> list[dict[str, Any]]:
 def pin_report_json(report: PinReport) -> dict[str, Any]:
     """One checked pin, as JSON."""
     severity = report.severity
+    state = report.advisory_state
     return {
         **pin_json(report.pin),
         "status": report.status.value,
@@ -60,8 +147,14 @@ def pin_report_json(report: PinReport) -> dict[str, Any]:
         "bump_to": report.bump_to,
         "severity": severity.value if severity else None,
         "changes": _revisions(report.changes),
-        "advisories": _advisories(report.advisories),
-        "newest_advisories": _advisories(report.newest_advisories),
+        "advisory_state": state.value if state else None,
+        "advisories": _advisories(report.advisories, state, report.waived_advisories),
+        "newest_advisories": _advisories(
+            report.newest_advisories,
+            advisory_state(report.newest_advisories, report.advisories_enabled),
+            frozenset(),
+        ),
+        "ignored": [_waiver(w) for w in report.waivers],
         "error": report.error,
     }
 
@@ -71,5 +164,14 @@ def report_json(report: Report, threshold: Severity) -> dict[str, Any]:
     return {
         "fail_on": threshold.value,
         "failed": report.fails(threshold),
+        "exit_code": report.exit_code(threshold),
+        "advisory_state": report.advisory_state.value,
+        "advisory_errors": report.unknown_reasons(),
+        "project": _project(report.project),
+        "config": report.config,
+        "ignores": {
+            "expired": [_ignore(e) for e in report.expired],
+            "unused": [_ignore(e) for e in report.unused],
+        },
         "pins": [pin_report_json(p) for p in report.pins],
     }

@@ -5,6 +5,8 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 
+from hubwatch.formats.license import is_license
+
 # Exact file names (in any folder: processors and sub-models keep their own configs).
 _NAMES = frozenset(
     {
@@ -54,9 +56,10 @@ _SMALL_SUFFIXES = (
 
 
 def is_tracked_content(path: str) -> bool:
-    """Whether the content of `path` is stored with each revision."""
+    """Whether the content of `path` is stored with each revision (licence files too: their
+    terms are read)."""
     name = posixpath.basename(path)
-    if name in _NAMES:
+    if name in _NAMES or is_license(path):
         return True
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in _PATTERNS)
 
@@ -66,6 +69,16 @@ def is_small_text(path: str, size: int, lfs: bool) -> bool:
     name = posixpath.basename(path).lower()
     small = size <= SMALL_FILE_BYTES and not lfs
     return small and (name.endswith(_SMALL_SUFFIXES) or name == ".gitattributes")
+
+
+TINY_WEIGHT_BYTES = 1024
+_WEIGHT_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".safetensors", ".gguf")
+
+
+def is_tiny_weight(path: str, size: int, lfs: bool) -> bool:
+    """A weight file kept in git under 1 KiB: read, so that a placeholder (a symlink's target
+    path, a note) is told from a real (tiny) weight file by its first bytes."""
+    return size < TINY_WEIGHT_BYTES and not lfs and path.lower().endswith(_WEIGHT_SUFFIXES)
 
 
 def is_safetensors(path: str) -> bool:
@@ -78,5 +91,5 @@ def is_json(path: str) -> bool:
 
 
 def is_text(path: str) -> bool:
-    """Files that must decode as UTF-8 (binary tokenizer models excluded)."""
-    return not path.endswith(".model")
+    """Files that must decode as UTF-8 (binary tokenizer models and weights excluded)."""
+    return not path.endswith(".model") and not path.lower().endswith(_WEIGHT_SUFFIXES)

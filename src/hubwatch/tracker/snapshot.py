@@ -26,6 +26,7 @@ from hubwatch.tracker.select import (
     MODEL_CARD,
     is_safetensors,
     is_small_text,
+    is_tiny_weight,
     is_tracked_content,
 )
 
@@ -54,12 +55,7 @@ def take_snapshot(
 
     contents = _unreadable(files)
     readable = [entry for entry in files if entry.problem is None]
-    small = {
-        entry.path
-        for entry in readable
-        if is_small_text(entry.path, entry.size, entry.lfs_sha256 is not None)
-    }
-    small = set(sorted(small)[:MAX_SMALL_FILES])
+    small = set(sorted(entry.path for entry in readable if _small(entry))[:MAX_SMALL_FILES])
     wanted = [
         entry
         for entry in readable
@@ -87,6 +83,12 @@ def take_snapshot(
 
     card, card_error = _card(contents.get(MODEL_CARD), known.blob, memo)
     return Snapshot(commit, tuple(files), contents, headers, card, card_error)
+
+
+def _small(entry: FileEntry) -> bool:
+    """A small text file, or a weight file too small to hold weights, kept in git (not LFS)."""
+    lfs = entry.lfs_sha256 is not None
+    return is_small_text(entry.path, entry.size, lfs) or is_tiny_weight(entry.path, entry.size, lfs)
 
 
 def bare_snapshot(commit: CommitInfo, listed: Sequence[FileEntry]) -> Snapshot:

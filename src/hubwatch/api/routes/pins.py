@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
-from hubwatch.api.deps import StoreDep, require_reader
+from hubwatch.api.deps import SettingsDep, StoreDep, require_reader
 from hubwatch.api.schemas import RepoIdStr
 from hubwatch.models import Severity
 from hubwatch.pins.check import check
 from hubwatch.pins.model import Pin, make_pin
 from hubwatch.pins.serialize import report_json
+from hubwatch.settings import AdvisoryServiceKind
 
 router = APIRouter(prefix="/api/v1", tags=["pins"], dependencies=[Depends(require_reader)])
 
@@ -41,10 +43,13 @@ def _pin(given: PinCreate) -> Pin:
 
 
 @router.post("/pins/check")
-async def check_pins(body: PinsCheckCreate, store: StoreDep) -> dict[str, Any]:
+async def check_pins(
+    body: PinsCheckCreate, store: StoreDep, settings: SettingsDep
+) -> dict[str, Any]:
     """What changed since each pin, by severity, with the advisories of the pinned and newest
     revisions, as `hubwatch pins check --json` prints it. Only stored repos are known: the
     server does not track new ones on a request (their pins are `failed`)."""
     pins = [_pin(p) for p in body.pins]
-    report = await run_in_threadpool(check, store, pins)
+    enabled = settings.advisory_service is not AdvisoryServiceKind.OFF
+    report = await run_in_threadpool(partial(check, advisories=enabled), store, pins)
     return report_json(report, body.fail_on)

@@ -13,7 +13,13 @@ from hubwatch.pins.model import Pin
 from hubwatch.pins.scan.config import scan_toml, scan_yaml
 from hubwatch.pins.scan.lockfile import LOCKFILE, scan_lockfile
 from hubwatch.pins.scan.python import scan_python
-from hubwatch.pins.scan.shell import scan_dockerfile, scan_shell
+from hubwatch.pins.scan.shell import (
+    scan_dockerfile,
+    scan_dotenv,
+    scan_makefile,
+    scan_modelfile,
+    scan_shell,
+)
 
 Scanner = Callable[[str, bytes], list[Pin]]
 
@@ -27,6 +33,17 @@ SCANNERS: tuple[tuple[str, Scanner], ...] = (
     ("Containerfile", scan_dockerfile),
     ("*.sh", scan_shell),
     ("*.bash", scan_shell),
+    ("Makefile", scan_makefile),
+    ("GNUmakefile", scan_makefile),
+    ("makefile", scan_makefile),
+    ("*.mk", scan_makefile),
+    (".env", scan_dotenv),
+    (".env.*", scan_dotenv),
+    ("*.env", scan_dotenv),
+    ("Modelfile", scan_modelfile),
+    ("Modelfile.*", scan_modelfile),
+    ("*.Modelfile", scan_modelfile),
+    ("*.modelfile", scan_modelfile),
     ("*.yml", scan_yaml),
     ("*.yaml", scan_yaml),
     ("*.json", lambda path, raw: scan_yaml(path, raw, "json")),
@@ -35,6 +52,8 @@ SCANNERS: tuple[tuple[str, Scanner], ...] = (
 log = structlog.get_logger(__name__)
 
 SKIPPED_DIRS = frozenset({".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", ".tox"})
+SKIPPED_PREFIX = ".hubwatch"
+"""hubwatch's own data (the CI job keeps `.hubwatch/`, `.hubwatch-osv/` in the workspace)."""
 MAX_FILE_BYTES = 2 * 1024 * 1024
 """Bigger files are not read: configs and scripts are small, a data dump is not a pin."""
 
@@ -52,7 +71,9 @@ def files(paths: Iterable[str | Path]) -> Iterator[Path]:
             yield root
             continue
         for folder, dirs, names in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
+            dirs[:] = sorted(
+                d for d in dirs if d not in SKIPPED_DIRS and not d.startswith(SKIPPED_PREFIX)
+            )
             for name in sorted(names):
                 yield Path(folder) / name
 

@@ -1,4 +1,4 @@
-"""Model references in YAML, JSON and TOML configs, compose files included."""
+"""Model references in YAML, JSON and TOML: compose, Kubernetes, Helm values, CI workflows."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from typing import Any
 import yaml
 
 from hubwatch.pins.model import Pin, locate, looks_like_repo, make_pin
-from hubwatch.pins.scan.shell import env_pins, pins_on, words
+from hubwatch.pins.scan.commands import words
+from hubwatch.pins.scan.shell import EnvEntry, env_pins, logical_lines, pins_on
 
 MODEL_KEYS = frozenset(
     {
@@ -21,16 +22,27 @@ MODEL_KEYS = frozenset(
         "pretrained_model_name_or_path",
         "base_model",
         "repo_id",
+        "modelId",
+        "modelID",
+        "modelName",
+        "modelURL",
+        "tokenizer",
     }
 )
-REVISION_KEYS = ("revision", "model_revision")
+REVISION_KEYS = ("revision", "model_revision", "modelRevision")
+SCRIPT_KEYS = frozenset({"run", "script", "before_script", "after_script"})
+"""Shell in CI YAML: GitHub Actions `run:`, GitLab `script:` (a string or a list)."""
+CONTAINER_KEYS = ("entrypoint", "command", "args")
+"""A container's command line (compose, Kubernetes), read as one: `args` follow `command`."""
+ENV_KEYS = {"env": "yaml:env", "environment": "compose:environment"}
+"""Variables: GitHub Actions and Kubernetes `env:` (mapping, or `name`/`value` list), compose."""
 # NOTE: aliases make a node graph, not a tree; each node is visited once and at most this many,
 # so a billion-laughs document costs a bounded walk.
 MAX_NODES = 100_000
 
 
 def scan_yaml(path: str, raw: bytes, spelling: str = "yaml") -> list[Pin]:
-    """Model keys in every mapping, and compose `command:` / `environment:` entries.
+    """Model keys in every mapping; container command lines, CI scripts and variables.
 
     JSON is read the same way (it is YAML's flow style), so its keys have lines too.
     """
@@ -43,11 +55,12 @@ def scan_yaml(path: str, raw: bytes, spelling: str = "yaml") -> list[Pin]:
     for mapping in _mappings(documents):
         pairs = [(k.value, v) for k, v in mapping.value if isinstance(k, yaml.ScalarNode)]
         found += _keyed(pairs, lines, path, spelling)
+        found += _container(dict(pairs), lines, path)
         for key, value in pairs:
-            if key in ("command", "entrypoint"):
-                found += _command(value, lines, path)
-            elif key == "environment":
-                found += _environment(value, lines, path)
+            if key in SCRIPT_KEYS:
+                found += _script(value, lines, path)
+            elif key in ENV_KEYS:
+                found += _environment(value, lines, path, ENV_KEYS[key])
     return sorted(found, key=lambda p: p.line)
 
 
@@ -80,7 +93,7 @@ def _keyed(
         repo = _scalar(node)
         if key not in MODEL_KEYS or repo is None or not (looks_like_repo(repo) or "$" in repo):
             continue
-        own = values.get(f"{key}_revision", revision_node)
+        own = values.get(f"{key}_revision", values.get(f"{key}Revision", revision_node))
         revision = _scalar(own) if own is not None else None
         at = None
         if own is not None and revision:
@@ -96,28 +109,70 @@ def _node_span(node: yaml.Node) -> tuple[int, int]:
     return node.start_mark.line + 1, node.end_mark.line + 1
 
 
-def _command(node: yaml.Node, lines: list[bytes], path: str) -> list[Pin]:
+def _argv(node: yaml.Node) -> list[str]:
     if isinstance(node, yaml.ScalarNode):
-        argv = words(node.value)
-    elif isinstance(node, yaml.SequenceNode):
-        argv = []
-        for item in node.value:
-            text = _scalar(item) or ""
-            argv += (words(text) or [text]) if " " in text else [text]
-    else:
+        return words(node.value) or []
+    argv: list[str] = []
+    for item in node.value if isinstance(node, yaml.SequenceNode) else ():
+        text = _scalar(item) or ""
+        argv += (words(text) or [text]) if " " in text else [text]
+    return argv
+
+
+def _container(values: dict[str, yaml.Node], lines: list[bytes], path: str) -> list[Pin]:
+    """`entrypoint` + `command` + `args` as one command line; model flags alone count (an
+    image's entrypoint launches the server: `args: [--model, org/m, --revision, …]`)."""
+    nodes = [values[k] for k in CONTAINER_KEYS if k in values]
+    if not nodes:
+        return []
+    argv = [word for node in nodes for word in _argv(node)]
+    first = min(_node_span(n)[0] for n in nodes)
+    last = max(_node_span(n)[1] for n in nodes)
+    return pins_on(lines, first, last, argv, path, bare=True)
+
+
+def _script(node: yaml.Node, lines: list[bytes], path: str) -> list[Pin]:
+    """A CI step's shell: each command of a block scalar at its own line."""
+    if isinstance(node, yaml.SequenceNode):
+        return [pin for item in node.value for pin in _script(item, lines, path)]
+    if not isinstance(node, yaml.ScalarNode):
         return []
     first, last = _node_span(node)
-    return pins_on(lines, first, last, argv or [], path)
+    if node.style not in ("|", ">"):
+        return pins_on(lines, first, last, words(node.value) or [], path)
+    # NOTE: a block's content starts on the line after its `|`; end_mark sits at column 0 of
+    # the line after it (or inside the last line at the end of the file).
+    end = node.end_mark.line if node.end_mark.column == 0 else node.end_mark.line + 1
+    body = b"\n".join(line.strip() for line in lines[node.start_mark.line + 1 : end])
+    if node.style == ">":  # folded: the lines are one command
+        return pins_on(lines, first + 1, end, words(node.value) or [], path)
+    found = []
+    for start, stop, text in logical_lines(body):
+        offset = node.start_mark.line + 1
+        found += pins_on(lines, start + offset, stop + offset, words(text) or [], path)
+    return found
 
 
-def _environment(node: yaml.Node, lines: list[bytes], path: str) -> list[Pin]:
-    pairs: list[tuple[str, str]] = []
+def _environment(node: yaml.Node, lines: list[bytes], path: str, spelling: str) -> list[Pin]:
+    entries: list[EnvEntry] = []
     if isinstance(node, yaml.MappingNode):
-        pairs = [(_scalar(k) or "", _scalar(v) or "") for k, v in node.value]
+        entries = [
+            (_scalar(k) or "", _scalar(v) or "", k.start_mark.line + 1) for k, v in node.value
+        ]
     elif isinstance(node, yaml.SequenceNode):
-        pairs = [((_scalar(i) or "").partition("=")[::2]) for i in node.value]
-    first, last = _node_span(node)
-    return env_pins(lines, first, last, pairs, path, "compose:environment")
+        for item in node.value:
+            line = item.start_mark.line + 1
+            if isinstance(item, yaml.MappingNode):  # Kubernetes: {name: MODEL_ID, value: …}
+                fields = {_scalar(k): v for k, v in item.value}
+                name, value = fields.get("name"), fields.get("value")
+                if name is not None and value is not None:  # at the value's line, to bump it
+                    entries.append(
+                        (_scalar(name) or "", _scalar(value) or "", _node_span(value)[0])
+                    )
+            else:  # compose: "MODEL_ID=org/m"
+                key, _, value = (_scalar(item) or "").partition("=")
+                entries.append((key, value, line))
+    return env_pins(lines, entries, path, spelling)
 
 
 def scan_toml(path: str, raw: bytes) -> list[Pin]:

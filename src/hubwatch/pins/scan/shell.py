@@ -1,27 +1,26 @@
-"""Model references on command lines: shell scripts, Dockerfiles, compose `command:` values."""
+"""Model references on command lines: shell scripts, Dockerfiles, Makefiles, `.env` files."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
-import shlex
 from collections.abc import Iterator, Sequence
 
 from hubwatch.pins.model import Pin, locate, looks_like_repo, make_pin
+from hubwatch.pins.scan.commands import CommandRef, command_refs, flag_refs, hub_repo, words
 
-# Launchers: (words that start the command, option naming the model or None: first operand).
-LAUNCHERS: tuple[tuple[tuple[str, ...], str | None], ...] = (
-    (("vllm", "serve"), None),
-    (("huggingface-cli", "download"), None),
-    (("hf", "download"), None),
-    (("text-generation-launcher",), "--model-id"),
-)
 # Environment variables that name a model and its revision (TGI reads MODEL_ID and REVISION).
-MODEL_VARS = frozenset({"MODEL_ID", "HF_MODEL_ID", "HF_HUB_MODEL_ID"})
+MODEL_VARS = frozenset({"MODEL_ID", "HF_MODEL_ID", "HF_HUB_MODEL_ID", "MODEL", "MODEL_NAME"})
 REVISION_VARS = frozenset({"REVISION", "HF_REVISION", "HF_HUB_REVISION", "MODEL_REVISION"})
-_SEPARATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")"})
 _DOCKER_COMMANDS = re.compile(r"(?i)\s*(RUN|CMD|ENTRYPOINT)\s+(.*)", re.DOTALL)
 _DOCKER_ENV = re.compile(r"(?i)\s*(ENV|ARG)\s+(.*)", re.DOTALL)
+_ASSIGNMENT = re.compile(r"\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*(?:\?=|:=|::=|\+=|=)\s*(.*)")
+_MAKE_VAR = re.compile(r"\$\((\w+)\)|\$\{(\w+)\}")
+_MODELFILE_FROM = re.compile(r"(?i)\s*FROM\s+(\S+)")
+
+EnvEntry = tuple[str, str, int]
+"""(name, value, line) of one variable set in a file."""
 
 
 def logical_lines(raw: bytes) -> Iterator[tuple[int, int, str]]:
@@ -47,81 +46,24 @@ def logical_lines(raw: bytes) -> Iterator[tuple[int, int, str]]:
         yield start, number, " ".join(parts)
 
 
-def words(text: str) -> list[str] | None:
-    """Shell words with `&&`, `;` and `|` as their own words; None if it does not split."""
-    lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    lexer.commenters = "#"
-    try:
-        return list(lexer)
-    except ValueError:  # an unclosed quote: not a command we can read
-        return None
-
-
-def commands(argv: Sequence[str]) -> Iterator[list[str]]:
-    """The simple commands in `argv`, split at `&&`, `;`, `|` and friends."""
-    current: list[str] = []
-    for word in argv:
-        if word in _SEPARATORS:
-            if current:
-                yield current
-            current = []
-        else:
-            current.append(word)
-    if current:
-        yield current
-
-
-def _option(args: Sequence[str], name: str) -> str | None:
-    for i, arg in enumerate(args):
-        if arg == name and i + 1 < len(args):
-            return args[i + 1]
-        if arg.startswith(name + "="):
-            return arg[len(name) + 1 :]
-    return None
-
-
-def _operand(args: Sequence[str]) -> str | None:
-    """The first word that is neither an option nor an option's value."""
-    skip = False
-    for arg in args:
-        if skip:
-            skip = False
-        elif arg.startswith("-"):
-            skip = "=" not in arg
-        else:
-            return arg
-    return None
-
-
-def command_refs(argv: Sequence[str]) -> Iterator[tuple[str, str, str | None]]:
-    """(spelling, repo, revision) of each launcher in `argv`."""
-    for command in commands(argv):
-        for i in range(len(command)):
-            for head, model_option in LAUNCHERS:
-                if tuple(command[i : i + len(head)]) != head:
-                    continue
-                args = command[i + len(head) :]
-                repo = _option(args, model_option) if model_option else _operand(args)
-                if repo is not None and (looks_like_repo(repo) or "$" in repo):
-                    yield f"shell:{' '.join(head)}", repo, _option(args, "--revision")
-
-
-def env_refs(pairs: Sequence[tuple[str, str]]) -> Iterator[tuple[str, str | None]]:
-    """(repo, revision) from MODEL_ID / REVISION style variables set together."""
-    values = dict(pairs)
-    for name in sorted(MODEL_VARS & values.keys()):
-        repo = values[name]
-        if looks_like_repo(repo) or "$" in repo:
-            yield repo, next((values[v] for v in sorted(REVISION_VARS) if v in values), None)
-
-
-def pins_on(lines: list[bytes], first: int, last: int, argv: Sequence[str], path: str) -> list[Pin]:
-    """The launcher pins in `argv`, a command found on lines `first`..`last` of the file."""
+def _pins(
+    lines: list[bytes], first: int, last: int, refs: Iterator[CommandRef], path: str
+) -> list[Pin]:
     found = []
-    for spelling, repo, revision in command_refs(argv):
-        at = locate(lines, first, last, revision) if revision else None
-        found.append(make_pin(repo, revision, path, first, spelling, at))
+    for ref in refs:
+        at = locate(lines, first, last, ref.revision) if ref.revision else None
+        found.append(make_pin(ref.repo, ref.revision, path, first, ref.spelling, at))
+    return found
+
+
+def pins_on(
+    lines: list[bytes], first: int, last: int, argv: Sequence[str], path: str, bare: bool = False
+) -> list[Pin]:
+    """The launcher pins in `argv`, a command found on lines `first`..`last` of the file; with
+    `bare`, model flags alone count too when no launcher is named (container `args:`)."""
+    found = _pins(lines, first, last, command_refs(argv), path)
+    if not found and bare:
+        found = _pins(lines, first, last, flag_refs(argv), path)
     return found
 
 
@@ -150,6 +92,64 @@ def scan_dockerfile(path: str, raw: bytes) -> list[Pin]:
     return found
 
 
+def scan_makefile(path: str, raw: bytes) -> list[Pin]:
+    """Recipe lines (tab-indented shell, `$(VAR)` taken from the file's own assignments) and
+    model variables set in a Makefile."""
+    lines = raw.splitlines()
+    logical = list(logical_lines(raw))
+    entries: list[EnvEntry] = [
+        (m.group(1), m.group(2).strip(), first)
+        for first, _, text in logical
+        if not text.startswith("\t") and (m := _ASSIGNMENT.match(text))
+    ]
+    values = {name: (value, line) for name, value, line in entries}
+    found: list[Pin] = []
+    for first, last, text in logical:
+        if not text.startswith("\t"):
+            continue
+        expanded = _MAKE_VAR.sub(lambda m: _value(values, m), text).lstrip("\t@-+")
+        found += [
+            _at_assignment(p, lines, values)
+            for p in pins_on(lines, first, last, words(expanded) or [], path)
+        ]
+    return sorted(found + env_pins(lines, entries, path, "make:variable"), key=lambda p: p.line)
+
+
+def _value(values: dict[str, tuple[str, int]], variable: re.Match[str]) -> str:
+    name = variable.group(1) or variable.group(2)
+    return values[name][0] if name in values else variable.group(0)
+
+
+def _at_assignment(pin: Pin, lines: list[bytes], values: dict[str, tuple[str, int]]) -> Pin:
+    """A revision that came from a variable is rewritten where the variable is set."""
+    if pin.at is not None or pin.ref is None or pin.kind.value != "sha":
+        return pin
+    line = next((n for value, n in values.values() if value == pin.ref), None)
+    at = locate(lines, line, line, pin.ref) if line else None
+    return dataclasses.replace(pin, at=at)
+
+
+def scan_dotenv(path: str, raw: bytes) -> list[Pin]:
+    """`MODEL_ID=…` / `REVISION=…` pairs of a `.env` file (`export` and quotes allowed)."""
+    entries: list[EnvEntry] = []
+    for first, _, text in logical_lines(raw):
+        if assignment := _ASSIGNMENT.match(text):
+            value = words(assignment.group(2)) or [""]
+            entries.append((assignment.group(1), value[0] if value else "", first))
+    return env_pins(raw.splitlines(), entries, path, "dotenv")
+
+
+def scan_modelfile(path: str, raw: bytes) -> list[Pin]:
+    """An Ollama Modelfile's `FROM hf.co/org/name:tag` (Ollama pins no revision: floating)."""
+    found: list[Pin] = []
+    for first, _, text in logical_lines(raw):
+        if base := _MODELFILE_FROM.match(text):
+            repo = hub_repo(base.group(1))
+            if repo != base.group(1) and looks_like_repo(repo):
+                found.append(make_pin(repo, None, path, first, "modelfile:FROM"))
+    return found
+
+
 def _exec_form(text: str) -> list[str] | None:
     """`["vllm", "serve", …]` as its words; None when it is the shell form."""
     if not text.lstrip().startswith("["):
@@ -172,20 +172,31 @@ def _env_pins(lines: list[bytes], first: int, last: int, text: str, path: str) -
         pairs = [(argv[0], argv[1])]
     else:
         pairs = [(k, v) for k, _, v in (w.partition("=") for w in argv)]
-    return env_pins(lines, first, last, pairs, path, "dockerfile:env")
+    return env_pins(lines, [(k, v, first) for k, v in pairs], path, "dockerfile:env", last)
+
+
+def _revision(entries: Sequence[EnvEntry]) -> tuple[int, str] | None:
+    found = [(line, value) for name, value, line in entries if name in REVISION_VARS and value]
+    return min(found, key=lambda f: f[0]) if found else None
 
 
 def env_pins(
     lines: list[bytes],
-    first: int,
-    last: int,
-    pairs: Sequence[tuple[str, str]],
+    entries: Sequence[EnvEntry],
     path: str,
     spelling: str,
+    last: int | None = None,
 ) -> list[Pin]:
-    """Pins from model variables set on lines `first`..`last`."""
-    found = []
-    for repo, revision in env_refs(pairs):
-        at = locate(lines, first, last, revision) if revision else None
-        found.append(make_pin(repo, revision, path, first, spelling, at))
-    return found
+    """Pins from model variables set together (each at its own line; one pin per repo), the
+    revision located from the line that sets it to `last` (a continued line's end)."""
+    revision = _revision(entries)
+    found: dict[str, Pin] = {}
+    for name, repo, line in sorted(entries, key=lambda e: (e[2], e[0])):
+        if name not in MODEL_VARS or repo in found or not (looks_like_repo(repo) or "$" in repo):
+            continue
+        at, ref = None, None
+        if revision is not None:
+            ref = revision[1]
+            at = locate(lines, revision[0], max(revision[0], last or 0), ref)
+        found[repo] = make_pin(repo, ref, path, line, spelling, at)
+    return list(found.values())
