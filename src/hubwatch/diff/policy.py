@@ -123,6 +123,7 @@ RULES: tuple[Rule, ...] = (
     _row("config.auto_map", AUTO_MAP_KNOWN, INFO, "another Auto class loads code already there"),
     _row("config.auto_map", ANY, SECURITY, "other custom code may run on load"),
     _row("config.custom", ANY, BEHAVIOR, "a setting the repo's own code reads"),
+    _row("config.unread", ANY, INFO, "hubwatch could not read it: its changes are unknown"),
     _row("config.other", ANY, INFO, "settings no loader reads for shapes"),
     _row("mistral.params", MISTRAL_SHAPE, BREAKING, "like config.json: the model's shape"),
     _row("mistral.params", MISTRAL_CONTEXT, BEHAVIOR, "like config.json: context and rope"),

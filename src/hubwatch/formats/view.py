@@ -140,6 +140,11 @@ class RevisionView:
         result = self._contents.get(path)
         return result.status if result else None
 
+    def read_error(self, path: str) -> str | None:
+        """Why `path`'s content could not be read (or is not what its name promises), if so."""
+        result = self._contents.get(path)
+        return result.error if result else None
+
     def header_status(self, path: str) -> ReadStatus | None:
         result = self._headers.get(path)
         return result.status if result else None
