@@ -99,7 +99,12 @@ def runtime(settings: Settings) -> Iterator[Runtime]:
     tracker = Tracker(
         store,
         sources,
-        Limits(settings.max_file_bytes, settings.max_header_bytes, settings.max_revision_bytes),
+        Limits(
+            settings.max_file_bytes,
+            settings.max_header_bytes,
+            settings.max_revision_bytes,
+            settings.diff_budget_s,
+        ),
         RetryPolicy(attempts=settings.retries, max_wait_s=settings.retry_max_wait_s),
         after_revision=[*([attacher.after_revision] if attacher else []), notifier.after_revision],
         differs=differs,

@@ -17,6 +17,9 @@ from hubwatch.models import ContentSha, Dependency, ReadStatus, StoredFile
 
 PYPI = "PyPI"
 CONFIG_FILES = ("config.json", "generation_config.json")
+MAX_READ_BYTES = 4 * 1024 * 1024
+"""A config or requirements file larger than this is not read for dependencies (real ones are
+a few kB; one of 30 MB would cost its parse again on every path that holds it)."""
 
 IMPORT_TO_PYPI = {
     "sklearn": "scikit-learn",
@@ -96,6 +99,9 @@ def extract(
             continue
         if name.endswith(".py"):
             _imports(file, read, local, found, cache)
+            continue
+        if file.size > MAX_READ_BYTES:
+            found.problems.append(f"{file.path}: {file.size:,} bytes, not read for dependencies")
             continue
         try:
             data = blobs.get(file.content_sha256) or read(file.content_sha256)

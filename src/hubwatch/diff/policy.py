@@ -264,6 +264,7 @@ RULES: tuple[Rule, ...] = (
     _row("lineage.derivatives_stale", ANY, INFO, "derivatives lack a small change"),
     _row("lineage.caught_up", ANY, INFO, "a re-upload took the base's fixes"),
     _row("revision.partial", ANY, INFO, "what could not be read, and why"),
+    _row("diff.budget", ANY, INFO, "time ran out: the differs named did not run"),
     _row("diff.failed", ANY, INFO, "a differ failed; the poll went on"),
 )
 """The policy, first matching row first. A kind no row names keeps the differ's severity."""

@@ -6,7 +6,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import replace
 
 from hubwatch.caching import Memo
-from hubwatch.diff import Differ, apply_policy, diff_revisions
+from hubwatch.diff import DEFAULT_BUDGET_S, Differ, apply_policy, diff_revisions
 from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, CommitSha, ReadStatus, Snapshot
 from hubwatch.store.views import FilesOf, RevisionReads, stored_view
@@ -24,18 +24,20 @@ def diff_snapshot(
     base_files: FilesOf | None = None,
     held: LastStored | None = None,
     memo: Memo | None = None,
+    budget_s: float = DEFAULT_BUDGET_S,
 ) -> Snapshot:
     """The snapshot with its changes against the stored revision `base` (None: an empty one).
 
     `held`: the revision stored last, viewed from memory when it is `base`; the new view is
-    offered to it, to be held once the snapshot is stored. `memo`: shared by both views."""
+    offered to it, to be held once the snapshot is stored. `memo`: shared by both views;
+    `budget_s`: the seconds its differs may take (`diff_revisions`)."""
     memo = memo if memo is not None else Memo()
     old = RevisionView.empty(memo)
     if base:
         in_memory = held.view(base) if held is not None else None
         old = in_memory or stored_view(store, repo_id, base, base_files, memo)
     new = RevisionView.of_snapshot(snapshot, store.blob, memo)
-    changes = diff_revisions(old, new, differs)
+    changes = diff_revisions(old, new, differs, budget_s)
     if base:
         changes = _with_returns(store, repo_id, old, new, base, changes, differs)
     if held is not None:

@@ -22,7 +22,7 @@ MiB = 1024 * 1024
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """Size caps applied to what is read from upstream."""
+    """Bounds on one revision's work: what is read from upstream, and the time its differs take."""
 
     max_file_bytes: int = 32 * MiB
     max_header_bytes: int = 100 * MiB
@@ -30,6 +30,8 @@ class Limits:
     max_revision_bytes: int = 512 * MiB
     """All the contents and headers one revision reads together (each blob counted once);
     what would go past it is recorded as over the cap, not read."""
+    diff_budget_s: float = 120.0
+    """Seconds all differs of one revision may take together (`diff.diff_revisions`)."""
 
 
 @dataclass

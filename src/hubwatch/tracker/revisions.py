@@ -213,6 +213,7 @@ class RevisionPipeline:
                 files_of_base,
                 held,
                 self.memo,
+                self.limits.diff_budget_s,
             )
             snapshot = _contained(run, "diff", failed, diff, unchanged)
         else:
