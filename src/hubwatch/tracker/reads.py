@@ -11,7 +11,7 @@ from hubwatch.caching import Memo
 from hubwatch.errors import ContentTooLarge, ContentUnavailable, SourceError, UnsafeContent
 from hubwatch.formats.json import loads_bounded
 from hubwatch.formats.view import loads_shared
-from hubwatch.models import CommitSha, FileEntry, ReadResult, ReadStatus, RepoRef
+from hubwatch.models import CommitSha, ContentSha, FileEntry, ReadResult, ReadStatus, RepoRef
 from hubwatch.models.gguf import is_gguf
 from hubwatch.sources.base import RevisionSource
 from hubwatch.tracker.headers import read_gguf_header, read_header
@@ -51,6 +51,7 @@ class RevisionReader:
         default_factory=dict
     )
     _headers: dict[str, ReadResult] = field(default_factory=dict)
+    _hashes: dict[str, ContentSha] = field(default_factory=dict)
 
     @property
     def left(self) -> int:
@@ -80,8 +81,17 @@ class RevisionReader:
                 return ReadResult(ReadStatus.ERROR, error=f"{entry.path}: {exc}")
             self.spent += len(data)
             self._blobs[entry.blob_id] = data
-        status, why = self._verdict(entry, data)
-        return ReadResult(status, data=data, error=None if why is None else entry.path + why)
+        sha = self._sha(entry.blob_id, data)
+        status, why = self._verdict(entry, data, sha)
+        error = None if why is None else entry.path + why
+        return ReadResult(status, data=data, error=error, sha256=sha)
+
+    def _sha(self, blob_id: str, data: bytes) -> ContentSha:
+        """The bytes' sha256, once per blob: the view, the store and the hooks take it as is."""
+        found = self._hashes.get(blob_id)
+        if found is None:
+            found = self._hashes[blob_id] = ContentSha(hashlib.sha256(data).hexdigest())
+        return found
 
     def header(self, entry: FileEntry) -> ReadResult:
         """Read and check one weight file's header (safetensors or GGUF), once per object."""
@@ -107,16 +117,20 @@ class RevisionReader:
             f"({self.spent} read; HUBWATCH_MAX_REVISION_BYTES)"
         )
 
-    def _verdict(self, entry: FileEntry, data: bytes) -> tuple[ReadStatus, str | None]:
+    def _verdict(
+        self, entry: FileEntry, data: bytes, sha: ContentSha
+    ) -> tuple[ReadStatus, str | None]:
         """`check_content` of the blob, once per kind of name it is checked as."""
         key = (entry.blob_id, is_text(entry.path), is_json(entry.path))
         found = self._verdicts.get(key)
         if found is None:
-            found = self._verdicts[key] = check_content(entry.path, data, self.memo)
+            found = self._verdicts[key] = check_content(entry.path, data, self.memo, sha)
         return found
 
 
-def check_content(path: str, data: bytes, memo: Memo) -> tuple[ReadStatus, str | None]:
+def check_content(
+    path: str, data: bytes, memo: Memo, sha: str | None = None
+) -> tuple[ReadStatus, str | None]:
     """Whether the bytes are what the name promises (the bytes are kept either way); the reason
     when not, to follow the path."""
     if not is_text(path):
@@ -126,7 +140,7 @@ def check_content(path: str, data: bytes, memo: Memo) -> tuple[ReadStatus, str |
         # the differs too (a view of this snapshot reads the same content); they are decoded
         # only to say why they do not parse (a 30 MB file is not copied once more)
         try:
-            loads_shared(data, hashlib.sha256(data).hexdigest(), memo)
+            loads_shared(data, sha or hashlib.sha256(data).hexdigest(), memo)
         except UnsafeContent as exc:  # not JSON, NaN, nesting or a number over its limit
             return ReadStatus.INVALID, _not_utf8(data) or f": {exc}"
         return ReadStatus.STORED, None

@@ -353,7 +353,7 @@ def _keep(result: ReadResult | None, blobs: dict[str, bytes]) -> str | None:
     if result is None:
         return None
     if result.data is not None:
-        sha = hashlib.sha256(result.data).hexdigest()
+        sha = result.sha256 or hashlib.sha256(result.data).hexdigest()
         blobs[sha] = result.data
         return sha
     return result.sha256
