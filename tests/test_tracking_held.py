@@ -60,12 +60,18 @@ def test_a_backfill_stores_what_diffing_the_stored_revisions_gives(
     stored = store.changes("org/m")
     by_sha = {entry.revision.sha: entry for entry in stored}
     kinds = []
-    for sha in result.new[1:]:
+    for sha in result.new[1:-1]:
         entry = by_sha.get(sha)
         held = [c for c in entry.changes if c.kind != "revision.partial"] if entry else []
         base = store.revision("org/m", sha).parents[0]
         assert held == diff_stored(store, "org/m", base, sha), sha  # the parent read back
         kinds.append(sorted({change.kind for change in held}))
+    # the tokenizer config mended is compared with where it was last read (the same bytes),
+    # not with the parent that could not read it (issue 29): no template said to appear
+    mended = result.new[-1]
+    assert mended not in by_sha
+    since = diff_stored(store, "org/m", result.new[3], mended)  # before it was broken
+    assert not [c for c in since if c.path == "tokenizer_config.json"]
     assert "card.license" in kinds[0]
     assert "health.weights" in kinds[1]  # the second shard arrived: no longer missing
     assert "config.dimensions" in kinds[2]

@@ -103,7 +103,12 @@ def runtime(settings: Settings, *, or_read_only: bool = False) -> Iterator[Runti
     tracker = Tracker(
         store,
         sources,
-        Limits(settings.max_file_bytes, settings.max_header_bytes),
+        Limits(
+            settings.max_file_bytes,
+            settings.max_header_bytes,
+            settings.max_revision_bytes,
+            settings.diff_budget_s,
+        ),
         RetryPolicy(attempts=settings.retries, max_wait_s=settings.retry_max_wait_s),
         after_revision=[
             CommitClock(store).after_revision,  # first: the webhooks carry what it adds

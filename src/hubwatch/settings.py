@@ -50,6 +50,12 @@ class Settings(BaseSettings):
     max_header_bytes: int = Field(default=100 * MiB, gt=0)
     """safetensors headers claiming more than this, and GGUF headers needing more, are recorded
     as over the cap and not read."""
+    diff_budget_s: float = Field(default=120.0, gt=0)
+    """Seconds all differs of one revision may take together; those left are not run, and a
+    `diff.budget` change says which."""
+    max_revision_bytes: int = Field(default=512 * MiB, gt=0)
+    """All the contents and headers one revision reads together, each blob counted once; files
+    past it are recorded as over the cap and not read."""
     template_budget_s: float = Field(default=15.0, gt=0)
     """Seconds all chat templates of one revision may render for together; the rest are not
     rendered (each template also stops after 10 s). The templates embedded in GGUF files get a

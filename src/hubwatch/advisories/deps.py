@@ -6,6 +6,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from typing import Any
 
 from hubwatch.advisories import requirements
 from hubwatch.advisories.imports import ImportCache, scan
@@ -16,6 +17,9 @@ from hubwatch.models import ContentSha, Dependency, ReadStatus, StoredFile
 
 PYPI = "PyPI"
 CONFIG_FILES = ("config.json", "generation_config.json")
+MAX_READ_BYTES = 4 * 1024 * 1024
+"""A config or requirements file larger than this is not read for dependencies (real ones are
+a few kB; one of 30 MB would cost its parse again on every path that holds it)."""
 
 IMPORT_TO_PYPI = {
     "sklearn": "scikit-learn",
@@ -80,6 +84,8 @@ def extract(
     cache = imports if imports is not None else ImportCache()
     found = Extraction()
     local = {PurePosixPath(f.path).stem for f in files if f.path.endswith(".py")}
+    blobs: dict[ContentSha, bytes] = {}  # each content read (and parsed) once, whatever its paths
+    configs: dict[ContentSha, Any] = {}
     for file in files:
         name = PurePosixPath(file.path).name
         if file.content_sha256 is None or file.content_status is not ReadStatus.STORED:
@@ -94,13 +100,19 @@ def extract(
         if name.endswith(".py"):
             _imports(file, read, local, found, cache)
             continue
+        if file.size > MAX_READ_BYTES:
+            found.problems.append(f"{file.path}: {file.size:,} bytes, not read for dependencies")
+            continue
         try:
-            data = read(file.content_sha256)
+            data = blobs.get(file.content_sha256) or read(file.content_sha256)
         except HubwatchError as exc:  # one unreadable blob must not stop the rest
             found.problems.append(f"{file.path}: cannot read stored content: {exc}")
             continue
+        blobs[file.content_sha256] = data
         if name in CONFIG_FILES:
-            _config(file.path, data, found)
+            if file.content_sha256 not in configs:
+                configs[file.content_sha256] = _parsed(data)
+            _config(file.path, configs[file.content_sha256], found)
         else:
             _requirements(file.path, data, found)
     library = card.get("library_name") if card else None
@@ -120,11 +132,17 @@ def saved_with(dependency: Dependency) -> bool:
     return PurePosixPath(dependency.source).name in CONFIG_FILES
 
 
-def _config(path: str, data: bytes, found: Extraction) -> None:
+def _parsed(data: bytes) -> Any:
+    """The JSON, or the UnsafeContent that says why it is not."""
     try:
-        config = loads_bounded(data)
+        return loads_bounded(data)
     except UnsafeContent as exc:  # not JSON, NaN, nesting or a number over its limit
-        found.problems.append(f"{path}: {exc}")
+        return exc
+
+
+def _config(path: str, config: Any, found: Extraction) -> None:
+    if isinstance(config, UnsafeContent):
+        found.problems.append(f"{path}: {config}")
         return
     version = config.get("transformers_version") if isinstance(config, dict) else None
     if isinstance(version, str) and version.strip():

@@ -17,17 +17,20 @@ from hubwatch.diff.plugins import load_differs
 from hubwatch.diff.policy import RULES, Rule, apply_policy, severity_of
 from hubwatch.diff.policy import markdown as policy_markdown
 from hubwatch.diff.policy import table as policy_table
-from hubwatch.diff.registry import DIFFERS, Differ, diff_revisions
+from hubwatch.diff.registry import DEFAULT_BUDGET_S, DIFFERS, Differ, diff_revisions
 from hubwatch.diff.sections import listing
+from hubwatch.diff.summary import bounded
 from hubwatch.formats.view import RevisionView
 
 __all__ = [
+    "DEFAULT_BUDGET_S",
     "DIFFERS",
     "RULES",
     "Differ",
     "RevisionView",
     "Rule",
     "apply_policy",
+    "bounded",
     "diff_revisions",
     "event_change",
     "listing",

@@ -8,12 +8,12 @@ most the budget; templates left when it is spent are reported as not rendered.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from typing import Any
 
 from hubwatch.caching import BoundedCache
 from hubwatch.diff.sections import first_upload, listing, same_blob
+from hubwatch.diff.text import line_diff
 from hubwatch.formats.tokenizer import templates
 from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, Severity
@@ -235,15 +235,7 @@ def template_change(
 
 def _text_diff(before: str | None, after: str) -> str:
     """A unified diff of the two template sources."""
-    return "".join(
-        difflib.unified_diff(
-            (before or "").splitlines(keepends=True),
-            after.splitlines(keepends=True),
-            "before",
-            "after",
-            n=2,
-        )
-    )
+    return line_diff(before or "", after, "before", "after", context=2).text
 
 
 def _not_rendered(path: str, label: str, rendered: Rendered, text_diff: str) -> Change:

@@ -11,7 +11,7 @@ from deepdiff import DeepDiff
 
 from hubwatch.diff.code.repo import config_reads, had_class
 from hubwatch.diff.precision import PRECISION, memory_note
-from hubwatch.diff.sections import arrow, changed_keys, listing, pair, same_blob, show
+from hubwatch.diff.sections import arrow, changed_keys, listing, pair, same_blob, show, unread
 from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, Severity
 
@@ -98,10 +98,26 @@ def diff_config(old: RevisionView, new: RevisionView) -> list[Change]:
     for path in sorted(p for p in old.files.keys() | new.files.keys() if _is_config(p)):
         if same_blob(old, new, path):
             continue
+        if unread(new, path) and (path not in old.files or not unread(old, path)):
+            changes.append(_unread(new, path))
+            continue
         before, after = pair(old, new, path)
         reads = config_reads(new) if "/" not in path else {}
         changes += compare(before, after, path, reads=reads, views=(old, new))
     return changes
+
+
+def _unread(view: RevisionView, path: str) -> Change:
+    """A config.json that could not be read: its settings unknown, never said to be unset."""
+    why = view.read_error(path) or "not a JSON object"
+    why = why.removeprefix(f"{path}: ").removeprefix(path).strip()
+    return Change(
+        "config.unread",
+        Severity.INFO,
+        f"{path} could not be read ({why[:120]}): its settings are unknown; once it can be, "
+        "it is compared with the last version that was read.",
+        path,
+    )
 
 
 def _is_config(path: str) -> bool:

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 from typing import Any
 
 from hubwatch.diff.renames import renamed
 from hubwatch.diff.sections import arrow, changed_keys, listing
+from hubwatch.diff.text import line_diff
 from hubwatch.diff.weights import weight_format
 from hubwatch.formats.card import read_card
 from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, Severity
 
-_MAX_DETAIL = 20_000
 # (card key, kind, severity): what a model card's front matter change means.
 _CARD_CHANGES: tuple[tuple[str, str, Severity], ...] = (
     ("license", "card.license", Severity.BREAKING),
@@ -81,16 +80,7 @@ def unified(old: RevisionView, new: RevisionView, path: str) -> str:
     """A unified diff of a text file between two revisions (empty side when absent)."""
     before = (old.text(path) or "") if path in old.files else ""
     after = (new.text(path) or "") if path in new.files else ""
-    text = "".join(
-        difflib.unified_diff(
-            before.splitlines(keepends=True),
-            after.splitlines(keepends=True),
-            f"a/{path}",
-            f"b/{path}",
-            n=3,
-        )
-    )
-    return text if len(text) <= _MAX_DETAIL else text[:_MAX_DETAIL] + "\n… (truncated)\n"
+    return line_diff(before, after, f"a/{path}", f"b/{path}").text
 
 
 def diff_card(old: RevisionView, new: RevisionView) -> list[Change]:
@@ -144,26 +134,16 @@ def _card_parts(view: RevisionView) -> tuple[dict[str, Any], str | None]:
 
 
 def _card_text(before: str, after: str) -> Change:
-    diff = "".join(
-        difflib.unified_diff(
-            before.splitlines(keepends=True),
-            after.splitlines(keepends=True),
-            "a/README.md",
-            "b/README.md",
-            n=3,
-        )
-    )
-    lines = diff.splitlines()
-    plus = sum(1 for line in lines if line.startswith("+") and not line.startswith("+++"))
-    minus = sum(1 for line in lines if line.startswith("-") and not line.startswith("---"))
+    diff = line_diff(before, after, "a/README.md", "b/README.md")
+    edited = f"+{diff.added} -{diff.removed} lines" + ("" if diff.aligned else ", by content")
     return Change(
         "card.text",
         Severity.INFO,
-        f"Model card text edited: +{plus} -{minus} lines.",
+        f"Model card text edited: {edited}.",
         "README.md",
         {"lines": len(before.splitlines()), "sha256": _sha256(before)},
         {"lines": len(after.splitlines()), "sha256": _sha256(after)},
-        diff if len(diff) <= _MAX_DETAIL else diff[:_MAX_DETAIL] + "\n… (truncated)\n",
+        diff.text,
     )
 
 

@@ -4,10 +4,10 @@ terms)."""
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 from hubwatch.diff.sections import listing
+from hubwatch.diff.text import line_diff
 from hubwatch.formats.license import is_license, read_terms
 from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, Severity
@@ -59,12 +59,7 @@ def _change(old: RevisionView, new: RevisionView, path: str) -> Change:
         what = _moved(before, after)
     text_b = (old.text(path) or "") if path in old.files else ""
     text_a = (new.text(path) or "") if after else ""
-    detail = "".join(
-        difflib.unified_diff(
-            text_b.splitlines(keepends=True), text_a.splitlines(keepends=True),
-            f"a/{path}", f"b/{path}", n=2,
-        )
-    )  # fmt: skip
+    detail = line_diff(text_b, text_a, f"a/{path}", f"b/{path}", context=2).text
     kind = (
         "license.added"
         if path not in old.files

@@ -55,8 +55,8 @@ from hubwatch.diff.conditions import (
 
 # re-exported: the policy is where callers and tests have always found them
 from hubwatch.diff.summary import SUMMARY_MAX as SUMMARY_MAX
+from hubwatch.diff.summary import bounded, one_line
 from hubwatch.diff.summary import is_noop as is_noop
-from hubwatch.diff.summary import one_line
 from hubwatch.models import Change, Severity
 
 __all__ = [
@@ -123,6 +123,7 @@ RULES: tuple[Rule, ...] = (
     _row("config.auto_map", AUTO_MAP_KNOWN, INFO, "another Auto class loads code already there"),
     _row("config.auto_map", ANY, SECURITY, "other custom code may run on load"),
     _row("config.custom", ANY, BEHAVIOR, "a setting the repo's own code reads"),
+    _row("config.unread", ANY, INFO, "hubwatch could not read it: its changes are unknown"),
     _row("config.other", ANY, INFO, "settings no loader reads for shapes"),
     _row("mistral.params", MISTRAL_SHAPE, BREAKING, "like config.json: the model's shape"),
     _row("mistral.params", MISTRAL_CONTEXT, BEHAVIOR, "like config.json: context and rope"),
@@ -264,6 +265,7 @@ RULES: tuple[Rule, ...] = (
     _row("lineage.caught_up", ANY, INFO, "a re-upload took the base's fixes"),
     _row("revision.partial", ANY, INFO, "what could not be read, and why"),
     _row("commit.date_implausible", ANY, INFO, "upstream sets dates; hubwatch counts by its own"),
+    _row("diff.budget", ANY, INFO, "time ran out: the differs named did not run"),
     _row("diff.failed", ANY, INFO, "a differ failed; the poll went on"),
 )
 """The policy, first matching row first. A kind no row names keeps the differ's severity."""
@@ -278,14 +280,15 @@ def severity_of(change: Change, rules: Iterable[Rule] = RULES) -> tuple[Severity
 
 
 def apply_policy(changes: Iterable[Change], rules: Iterable[Rule] = RULES) -> list[Change]:
-    """`changes` with no-ops dropped, each severity set by the policy, summaries cut to one line."""
+    """`changes` with no-ops dropped, each severity set by the policy, summaries cut to one line,
+    values and details within their bounds (`summary.bounded`)."""
     rules = tuple(rules)
     kept = []
     for change in changes:
         if is_noop(change):
             continue
         severity, _ = severity_of(change, rules)
-        kept.append(one_line(replace(change, severity=severity)))
+        kept.append(bounded(one_line(replace(change, severity=severity))))
     return kept
 
 

@@ -3,7 +3,9 @@ alike, and `diff_revisions`, which runs them and applies the severity policy."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
+from functools import partial
 
 import structlog
 
@@ -67,26 +69,61 @@ DIFFERS.update(
 )
 
 
+DEFAULT_BUDGET_S = 120.0
+"""Seconds all differs of one revision may take together (HUBWATCH_DIFF_BUDGET_S)."""
+
+
 def diff_revisions(
-    old: RevisionView, new: RevisionView, differs: Mapping[str, Differ] | None = None
+    old: RevisionView,
+    new: RevisionView,
+    differs: Mapping[str, Differ] | None = None,
+    budget_s: float = DEFAULT_BUDGET_S,
 ) -> list[Change]:
     """Every change from `old` to `new`, most severe first; a failing differ is recorded.
 
     The severity policy (`hubwatch.diff.policy`) has the last word on each change's severity,
     drops no-ops and cuts summaries to one line. The generic differ runs last and is told what the
     others reported, so a file its owner said nothing about is still reported once
-    (`diff.generic.CLAIMS`).
+    (`diff.generic.CLAIMS`). Once the differs have taken `budget_s` together, the rest are not
+    run, and a `diff.budget` change names them: no revision holds its repo (or any other) back
+    for long, whatever its files (every differ's own work is bounded by what it reads).
     """
     chosen = DIFFERS if differs is None else differs
+    deadline = time.monotonic() + budget_s
     reported: dict[str, list[Change]] = {}
+    skipped: list[str] = []
+    last = [name for name, differ in chosen.items() if differ is diff_generic]
     for name, differ in chosen.items():
-        if differ is not diff_generic:
+        if time.monotonic() > deadline:
+            skipped.append(name)
+        elif differ is not diff_generic:
             reported[name] = _run(name, differ, old, new)
-    for name, differ in chosen.items():
-        if differ is diff_generic:
-            reported[name] = _run(name, lambda a, b: diff_generic(a, b, dict(reported)), old, new)
+    for name in last:
+        if name not in skipped:
+            generic = partial(diff_generic, reported=dict(reported))
+            reported[name] = _run(name, generic, old, new)
     changes = [change for said in reported.values() for change in said]
+    if skipped:
+        changes.append(_over_budget(budget_s, skipped))
     return sorted(apply_policy(changes), key=lambda change: -change.severity.rank)
+
+
+def _generic(
+    old: RevisionView, new: RevisionView, reported: dict[str, list[Change]]
+) -> list[Change]:
+    return diff_generic(old, new, reported)
+
+
+def _over_budget(budget_s: float, skipped: list[str]) -> Change:
+    log.warning("diff_budget_spent", budget_s=budget_s, skipped=skipped)
+    return Change(
+        "diff.budget",
+        Severity.INFO,
+        f"The revision's {budget_s:g} s diff budget was spent; not run: {', '.join(skipped)}.",
+        None,
+        None,
+        skipped,
+    )
 
 
 def _run(name: str, differ: Differ, old: RevisionView, new: RevisionView) -> list[Change]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 import posixpath
 
+from hubwatch.diff.text import MAX_ALIGNED
 from hubwatch.formats.view import RevisionView
 
 SIMILAR = 0.5
@@ -55,9 +56,13 @@ def _similar(
                 or posixpath.splitext(candidate)[1] != kind
             ):
                 continue
-            matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines())
+            one, other = before.splitlines(), after.splitlines()
+            matcher = difflib.SequenceMatcher(None, one, other)
             if matcher.real_quick_ratio() >= score and matcher.quick_ratio() >= score:
-                ratio = matcher.ratio()
+                # ratio() is quadratic in the lines: past MAX_ALIGNED the lines shared by
+                # content (quick_ratio, linear) say it
+                big = max(len(one), len(other)) > MAX_ALIGNED
+                ratio = matcher.quick_ratio() if big else matcher.ratio()
                 if ratio >= score:
                     best, score = candidate, ratio
         if best is not None:

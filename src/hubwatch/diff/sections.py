@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from hubwatch.formats.view import RevisionView
@@ -18,11 +18,17 @@ def pair(old: RevisionView, new: RevisionView, path: str) -> tuple[dict[str, Any
     compared with itself: everything in it is new, and "files added" already says so.
     """
     before, after = old.json(path), new.json(path)
-    before = before if isinstance(before, dict) else {}
-    after = after if isinstance(after, dict) else {}
-    if first_upload(old, path):
-        before = after
-    return before, after
+    if first_upload(old, path) or unread(old, path):
+        before = after  # nothing known of the keys before: none is said to change
+    elif unread(new, path):
+        after = before  # nor after: an unreadable file is not a file whose keys are unset
+    return (before if isinstance(before, dict) else {}), (after if isinstance(after, dict) else {})
+
+
+def unread(view: RevisionView, path: str) -> bool:
+    """Whether `path` is in the revision but could not be read as a JSON object (over the cap,
+    not JSON, not an object): its keys are unknown, not unset."""
+    return path in view.files and not isinstance(view.json(path), dict)
 
 
 def object_id(entry: FileEntry) -> str:
@@ -74,10 +80,27 @@ def show(value: Any, limit: int = 80) -> str:
     """A value as a short readable string for a summary."""
     if value is None:
         return "unset"
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    if isinstance(value, str):
-        text = json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str):  # its first characters encode as the start of the whole
+        text = json.dumps(value[:limit], ensure_ascii=False)
+        text = text if len(value) <= limit else text[:-1]
+    else:
+        text = "".join(_first(_ENCODER.iterencode(value), limit + 1))  # not all of a long value
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
+
+
+def _first(chunks: Iterable[str], limit: int) -> Iterator[str]:
+    """The chunks until `limit` characters are in hand (the last one may go past them); a
+    string as long as a 30 MB file is cut, not encoded whole."""
+    held = 0
+    for chunk in chunks:
+        if len(chunk) > limit - held:
+            yield chunk[: limit - held]
+            return
+        yield chunk
+        held += len(chunk)
 
 
 def listing(items: Iterable[Any], limit: int = 5) -> str:

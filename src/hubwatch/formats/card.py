@@ -9,7 +9,7 @@ from typing import Any
 
 from hubwatch.caching import Memo, Slot
 from hubwatch.errors import InvalidRepoId, UnsafeContent
-from hubwatch.formats.yaml import load_front_matter
+from hubwatch.formats.yaml import load_bounded, split_front_matter
 from hubwatch.models.lineage import Relation
 from hubwatch.models.repo import validate_repo_id
 
@@ -67,26 +67,25 @@ CARDS: Slot[CardText] = Slot("cards", 8)
 
 
 def _read(text: str) -> CardText:
+    data: Any = None
+    body, error = text, None
     try:
-        data, error = load_front_matter(text), None
+        parts = split_front_matter(text)
+        if parts is not None:
+            body = parts[1]  # the body follows a closed front matter, read or not
+            data = load_bounded(parts[0])
     except UnsafeContent as exc:
-        data, error = None, str(exc)
+        error = str(exc)
     if error is None and data is not None and not isinstance(data, dict):
         error = "not a mapping"
     known: dict[str, Any] = {}
+    others: dict[str, Any] = {}
     if error is None and isinstance(data, dict):
         # Keep only JSON-able scalars and lists, so the stored record is plain data.
         known = {key: _plain(data[key], mappings=False) for key in CARD_KEYS if key in data}
-    others: dict[str, Any] = {}
-    body = text
-    if text.startswith("---"):
-        lines = text.splitlines(keepends=True)
-        end = next((i for i, line in enumerate(lines[1:], 1) if line.strip() == "---"), None)
-        if end is not None:
-            body = "".join(lines[end + 1 :])
-            if isinstance(data, dict):
-                front = {str(k): _plain(v) for k, v in data.items()}
-                others = {k: v for k, v in front.items() if k not in CARD_KEYS}
+    if isinstance(data, dict):
+        front = {str(k): _plain(v) for k, v in data.items()}
+        others = {k: v for k, v in front.items() if k not in CARD_KEYS}
     return CardText(known, error, others, body)
 
 

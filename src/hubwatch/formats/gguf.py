@@ -302,3 +302,21 @@ def header_bytes(header: GGUFHeader) -> bytes:
     return json.dumps(
         header.to_json(), ensure_ascii=False, allow_nan=False, separators=(",", ":")
     ).encode("utf-8")
+
+
+def layout_problem(header: GGUFHeader, file_size: int) -> str | None:
+    """What makes the tensors' layout impossible in a file of `file_size` bytes, which no writer
+    makes (the header lies about its sizes): data past the end, two tensors sharing bytes, or an
+    offset off the alignment llama.cpp requires."""
+    spans = sorted((t.offset, t.offset + t.nbytes, t.name) for t in header.tensors)
+    end = header.data_offset + max((stop for _, stop, _ in spans), default=0)
+    if end > file_size:
+        return f"tensor data would end at byte {end}, the file has {file_size}"
+    for offset, _, name in spans:
+        if offset % header.alignment:
+            align = header.alignment
+            return f"tensor {name[:60]!r} at offset {offset}, off the {align}-byte alignment"
+    for (_, stop, first), (begin, _, second) in zip(spans, spans[1:], strict=False):
+        if begin < stop:
+            return f"tensors {first[:60]!r} and {second[:60]!r} share bytes (offsets overlap)"
+    return None

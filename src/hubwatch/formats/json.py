@@ -45,6 +45,10 @@ def loads_bounded(raw: bytes | str) -> Any:
     Infinity and numbers beyond a float's range, and anything that is not JSON. Duplicate keys
     are allowed (the last one wins, as in every JSON library).
     """
+    if _has_long_run(raw):
+        # NOTE: orjson holds about 13 bytes per character of a string while it reads it (a 30 MB
+        # string peaks at 390 MB); the standard library twice its bytes
+        return _loads_exact(raw)
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
@@ -58,6 +62,22 @@ def loads_bounded(raw: bytes | str) -> Any:
     if rounded:
         return _loads_exact(raw)  # a float may be an integer orjson rounded
     return value
+
+
+LONG_STRING = 1024 * 1024
+"""Characters of one string from which a document is parsed by the standard library (from
+half of it, where the string spans a whole block)."""
+
+
+def _has_long_run(raw: bytes | str) -> bool:
+    """Whether a block of LONG_STRING/2 characters holds no quote, as each does that a string
+    (or a stretch between strings) of LONG_STRING covers: one search per block, in C, each
+    stopping at the block's first quote."""
+    half = LONG_STRING // 2
+    starts = range(0, len(raw) - half + 1, half)
+    if isinstance(raw, str):
+        return any(raw.find('"', start, start + half) < 0 for start in starts)
+    return any(raw.find(b'"', start, start + half) < 0 for start in starts)
 
 
 def _few_brackets(raw: bytes | str) -> bool:
@@ -114,8 +134,12 @@ def _may_hold_long_int(raw: bytes | str) -> bool:
 def _loads_exact(raw: bytes | str) -> Any:
     """The standard library's parse, after a bracket scan proves it will not recurse deeply."""
     text = _decoded(raw)
-    if not _depth_within(text):
+    # UTF-8 bytes are scanned as they are: the text encoded again would be one more copy
+    utf8 = isinstance(raw, bytes) and json.detect_encoding(raw) == "utf-8"
+    scanned = raw if utf8 and isinstance(raw, bytes) else text.encode("utf-8", "surrogatepass")
+    if not _depth_within(scanned):
         raise UnsafeContent(TOO_DEEP)
+    del scanned
     try:
         return json.loads(
             text, parse_constant=_refuse_constant, parse_int=_bounded_int, parse_float=_finite
@@ -139,14 +163,13 @@ def _decoded(raw: bytes | str) -> str:
         raise UnsafeContent(f"not valid {encoding}: {exc.reason} at byte {exc.start}") from None
 
 
-def _depth_within(text: str) -> bool:
+def _depth_within(raw: bytes) -> bool:
     """Whether no bracket outside a string lies deeper than MAX_DEPTH, found without recursing.
 
     Strings are cut out (escaped backslashes and quotes first), the brackets left are made one
     kind, and each pass removes every innermost pair: a document MAX_DEPTH deep is empty after
     MAX_DEPTH passes. Unbalanced brackets (not JSON) count as deep as they are open.
     """
-    raw = text.encode("utf-8", "surrogatepass")
     unescaped = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
     # Only brackets and quotes kept; two quotes side by side enclose no bracket, so dropping them
     # leaves every other bracket on its side; strings that hold brackets are rare.

@@ -3,6 +3,7 @@ files an index's weight_map names, and the tensors in each)."""
 
 from __future__ import annotations
 
+import math
 import posixpath
 from typing import Any
 
@@ -56,7 +57,33 @@ def check_header(path: str, body: bytes, data_size: int) -> tuple[ReadStatus, by
         problem = None if name == "__metadata__" else _tensor_problem(name, info, data_size)
         if problem:
             return ReadStatus.INVALID, body, f"{path}: {problem}"
+    overlap = _overlap(header)
+    if overlap:
+        return ReadStatus.INVALID, body, f"{path}: {overlap}"
     return ReadStatus.STORED, body, None
+
+
+BITS = {
+    "BOOL": 8, "U8": 8, "I8": 8, "F8_E5M2": 8, "F8_E4M3": 8, "F8_E8M0": 8,
+    "I16": 16, "U16": 16, "F16": 16, "BF16": 16,
+    "I32": 32, "U32": 32, "F32": 32, "I64": 64, "U64": 64, "F64": 64, "C64": 64,
+    "F4": 4, "F6_E2M3": 6, "F6_E3M2": 6,
+}  # fmt: skip
+"""Bits per element of each dtype the safetensors format names (its Rust crate's `Dtype`); a
+tensor of another dtype is not checked against its bytes."""
+
+
+def _overlap(header: dict[str, Any]) -> str | None:
+    """Two tensors whose bytes overlap, which no writer makes: the sizes lie."""
+    spans = sorted(
+        (info["data_offsets"][0], info["data_offsets"][1], name)
+        for name, info in header.items()
+        if name != "__metadata__"
+    )
+    for (_, end, first), (begin, stop, second) in zip(spans, spans[1:], strict=False):
+        if begin < end and stop > begin:
+            return f"tensors {first[:60]!r} and {second[:60]!r} share bytes (data_offsets overlap)"
+    return None
 
 
 def _tensor_problem(name: str, info: object, data_size: int) -> str | None:
@@ -82,8 +109,18 @@ def _tensor_problem(name: str, info: object, data_size: int) -> str | None:
     shape = info["shape"]
     if len(shape) > MAX_DIMS:
         return f"tensor {name[:80]!r} has too many dimensions ({len(shape)}; at most {MAX_DIMS})"
-    huge = [d for d in shape if isinstance(d, int) and d >= MAX_DIM]
+    if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+        return f"tensor {name[:80]!r} has a shape {str(shape)[:60]} that is not whole numbers"
+    huge = [d for d in shape if d >= MAX_DIM]
     if huge:
         digits = len(str(huge[0]))
         return f"tensor {name[:80]!r} has a dimension too large ({digits} digits; at most 2**64-1)"
+    bits = BITS.get(info["dtype"])
+    if bits is not None:  # its bytes are its elements, at the dtype's width
+        need = (math.prod(shape) * bits + 7) // 8
+        if need != offsets[1] - offsets[0]:
+            return (
+                f"tensor {name[:80]!r} ({info['dtype']}, shape {str(shape)[:60]}) needs {need} "
+                f"bytes, but its data_offsets hold {offsets[1] - offsets[0]}"
+            )
     return None

@@ -140,6 +140,11 @@ class RevisionView:
         result = self._contents.get(path)
         return result.status if result else None
 
+    def read_error(self, path: str) -> str | None:
+        """Why `path`'s content could not be read (or is not what its name promises), if so."""
+        result = self._contents.get(path)
+        return result.error if result else None
+
     def header_status(self, path: str) -> ReadStatus | None:
         result = self._headers.get(path)
         return result.status if result else None
@@ -162,16 +167,20 @@ class RevisionView:
             return None
         if result.sha256 is not None:
             return result.sha256
-        key = (kind, path)
+        data = result.data
+        if data is None:
+            return None
+        # by the bytes object: one blob under many paths (a snapshot reads it once) is hashed
+        # once; the object lives as long as the view, which holds the read
+        key = (kind, str(id(data)))
         if key not in self._cache:
-            data = result.data
-            self._cache[key] = None if data is None else hashlib.sha256(data).hexdigest()
+            self._cache[key] = hashlib.sha256(data).hexdigest()
         sha: str | None = self._cache[key]
         return sha
 
     def text(self, path: str) -> str | None:
         """`path` decoded as UTF-8 (undecodable bytes replaced), or None."""
-        key = ("text", path)
+        key = ("text", _content_key(self.content_sha(path), path))  # once per content
         if key not in self._cache:
             raw = self.raw(path)
             self._cache[key] = None if raw is None else raw.decode("utf-8", "replace")
@@ -217,14 +226,14 @@ class RevisionView:
         raw_of: Callable[[str], bytes | None],
         sha_of: Callable[[str], str | None],
     ) -> Any:
-        key = (kind, path)
+        sha = sha_of(path)
+        key = (kind, _content_key(sha, path))  # one parse per content, not per path
         cached = self._cache.get(key, _MISSING)
         if cached is not _MISSING:
             return cached
         raw = raw_of(path)
         value: Any = None
         if raw is not None:
-            sha = sha_of(path)
             value = parse_json(raw) if sha is None else parse_json_once(raw, sha, self.memo)
         self._cache[key] = value
         return value
@@ -236,7 +245,7 @@ class RevisionView:
             return result.data
         if result.sha256 is None or self._load is None:
             return None
-        key = (kind, path)
+        key = (kind, _content_key(result.sha256, path))  # one load per content, not per path
         if key not in self._cache:
             try:
                 self._cache[key] = self._load(result.sha256)
@@ -244,6 +253,13 @@ class RevisionView:
                 self._cache[key] = None
         data: bytes | None = self._cache[key]
         return data
+
+
+def _content_key(sha: str | None, path: str) -> str:
+    """What a view keeps something derived from `path`'s bytes under: their sha256 when known
+    (one blob under many paths is decoded, parsed and loaded once), else the path. A NUL, which
+    no stored path holds, keeps the two apart."""
+    return "\0" + sha if sha is not None else path
 
 
 def parse_json(raw: bytes) -> Any:

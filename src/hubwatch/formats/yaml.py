@@ -138,22 +138,22 @@ def load_front_matter(text: str) -> Any:
 
     None when the text has no front matter; UnsafeContent saying why when it cannot be read.
     """
-    data, error = _front_matter(text)
-    if error is not None:
-        raise UnsafeContent(error)
-    return data
+    parts = split_front_matter(text)
+    return None if parts is None else load_bounded(parts[0])
 
 
-def _front_matter(text: str) -> tuple[Any, str | None]:
-    """The front matter, or why it cannot be read."""
+def split_front_matter(text: str) -> tuple[str, str] | None:
+    """A README cut into its front matter's YAML and the body after it; None without front
+    matter; UnsafeContent when it is not closed. Only the first lines are looked through (at
+    most what a front matter may hold), so an unclosed one costs no more than a closed one."""
     if not text.startswith("---"):
-        return None, None
-    lines = text.splitlines()
-    try:
-        end = next(i for i, line in enumerate(lines[1:], 1) if line.strip() == "---")
-    except StopIteration:
-        return None, "not closed by '---'"
-    try:
-        return load_bounded("\n".join(lines[1:end])), None
-    except UnsafeContent as exc:
-        return None, str(exc)
+        return None
+    head = text[: MAX_FRONT_MATTER_BYTES + 1024]  # characters: at least as many as its bytes
+    lines, kept = head.splitlines(), head.splitlines(keepends=True)
+    whole = len(head) == len(text)
+    complete = len(lines) if whole else len(lines) - 1  # the last line of a cut head may go on
+    end = next((i for i in range(1, complete) if lines[i].strip() == "---"), None)
+    if end is None:
+        within = "" if whole else f" within its first {MAX_FRONT_MATTER_BYTES} bytes"
+        raise UnsafeContent(f"not closed by '---'{within}")
+    return "\n".join(lines[1:end]), "".join(kept[end + 1 :]) + text[len(head) :]

@@ -70,7 +70,8 @@ class ReadResult:
     """The bytes to store (file content, or the header's JSON), when any were read."""
     error: str | None = None
     sha256: ContentSha | None = None
-    """Set instead of `data` when the bytes are already stored (an unchanged file)."""
+    """The sha256 of the bytes: alone when they are already stored (an unchanged file), beside
+    `data` when the reader hashed them already (nobody needs to again)."""
 
 
 @dataclass(frozen=True, slots=True)

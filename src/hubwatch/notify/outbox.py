@@ -64,8 +64,31 @@ def wanted(subscription: Subscription, changes: Iterable[Change]) -> list[Change
     ]
 
 
+MAX_BODY = 256 * 1024
+"""The most characters of one message's body: a revision's changes past it are left out (the
+body says how many, and the API has them all)."""
+
+
 def _body(event_type: str, data: dict[str, Any], now: datetime) -> str:
     payload = {"type": event_type, "timestamp": now.isoformat(), "data": data}
+    body = _dumped(payload)
+    changes = data.get("changes")
+    if len(body) <= MAX_BODY or not isinstance(changes, list):
+        return body
+    # first without the details (the longest part), then with fewer changes (the first are kept:
+    # a diff lists the most severe first)
+    lean = [{**c, "detail": None} for c in changes]
+    kept = len(lean)
+    while kept:
+        data = {**data, "changes": lean[:kept], "changes_omitted": len(lean) - kept}
+        body = _dumped({**payload, "data": data})
+        if len(body) <= MAX_BODY:
+            return body
+        kept //= 2
+    return _dumped({**payload, "data": {**data, "changes": [], "changes_omitted": len(lean)}})
+
+
+def _dumped(payload: dict[str, Any]) -> str:
     return json.dumps(payload, ensure_ascii=False, default=str, separators=(",", ":"))
 
 

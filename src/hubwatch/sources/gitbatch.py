@@ -148,9 +148,10 @@ def _answer(stdout: IO[bytes], oid: str, with_data: bool = True) -> BatchObject:
         return BatchObject(oid, None)
     if not with_data:
         return BatchObject(oid, kind, b"", size)
-    data = stdout.read(size + 1)
-    if len(data) != size + 1:
+    data = stdout.read(size)  # then the newline alone: no copy of a large blob to drop it
+    end = stdout.read(1)
+    if len(data) != size or len(end) != 1:
         raise ValueError("end of output")
-    if data[-1:] != b"\n":
+    if end != b"\n":
         raise UnexpectedResponse("git cat-file --batch answered something unreadable")
-    return BatchObject(oid, kind, data[:-1], size)
+    return BatchObject(oid, kind, data, size)

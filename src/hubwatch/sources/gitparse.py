@@ -122,6 +122,9 @@ class TreeRow:
     size: int | None
     """None where git could not read the object (`BAD` or `-` for a blob: it is missing)."""
     path: bytes
+    problem: str | None = None
+    """Why the path cannot be taken as named, when reading the trees showed it (`path_problem`
+    judges the rest by the path alone)."""
 
 
 def parse_tree(out: bytes) -> list[TreeRow]:
@@ -163,6 +166,12 @@ def path_problem(path: bytes) -> str | None:
     if not path or b"\0" in path or any(p in (b"", b".", b"..") or _is_dot_git(p) for p in parts):
         return f"invalid file name '{shown_path(path)}'"
     return None
+
+
+def slash_in_name(path: bytes) -> str:
+    """The problem of a path one of whose tree entries holds a `/` in its name: a git tree never
+    does (git fsck refuses it); read as is, `a/b` in one entry would pass for a folder `a`."""
+    return f"invalid file name '{shown_path(path)}' (a tree entry's name holds '/')"
 
 
 def _is_dot_git(part: bytes) -> bool:

@@ -16,6 +16,7 @@ from hubwatch.sources.gitparse import (
     parse_raw_tree,
     parse_tree,
     path_problem,
+    slash_in_name,
 )
 
 _TREE, _SUBMODULE = "40000", "160000"
@@ -54,7 +55,7 @@ def list_tree(
         if row.kind == "commit":
             continue  # submodules have no bytes here
         path = row.path.decode("utf-8", "surrogateescape")
-        problem = path_problem(row.path)
+        problem = row.problem or path_problem(row.path)
         if problem is None and (row.size is None or row.kind == "tree"):
             problem = missing_object(row.oid)  # only a folder git could not read is listed
         files.append((path, row.oid, row.size or 0, problem))
@@ -80,16 +81,21 @@ def _read_rows(reader: CatFileBatch, sha: CommitSha) -> list[TreeRow] | None:
         trees = _trees(reader, header[1].decode("ascii"))
         root = header[1].decode("ascii")
         blobs: list[tuple[str, bytes, str]] = []  # mode, path, oid
-        stack = [(b"", iter(trees[root]))]
+        malformed: set[bytes] = set()  # paths under an entry whose name holds a "/"
+        stack = [(b"", iter(trees[root]), False)]
         while stack:  # depth first, each tree's entries in order: ls-tree -r's order
-            prefix, entries = stack[-1]
+            prefix, entries, bad = stack[-1]
             entry = next(entries, None)
             if entry is None:
                 stack.pop()
-            elif entry[0] == _TREE:
-                stack.append((prefix + entry[1] + b"/", iter(trees[entry[2]])))
-            else:
-                blobs.append((entry[0], prefix + entry[1], entry[2]))
+                continue
+            bad_here = bad or b"/" in entry[1]
+            if entry[0] == _TREE:
+                stack.append((prefix + entry[1] + b"/", iter(trees[entry[2]]), bad_here))
+                continue
+            blobs.append((entry[0], prefix + entry[1], entry[2]))
+            if bad_here:
+                malformed.add(prefix + entry[1])
         # sizes by blob id, kept by the reader: most files of a commit are its parent's
         sizes = {oid: memo.get(("size", oid)) for mode, _, oid in blobs if mode != _SUBMODULE}
         unknown = sorted(oid for oid, size in sizes.items() if size is None)
@@ -102,7 +108,9 @@ def _read_rows(reader: CatFileBatch, sha: CommitSha) -> list[TreeRow] | None:
     return [
         TreeRow(mode, "commit", oid, None, path)
         if mode == _SUBMODULE
-        else TreeRow(mode, "blob", oid, sizes[oid], path)
+        else TreeRow(
+            mode, "blob", oid, sizes[oid], path, slash_in_name(path) if path in malformed else None
+        )
         for mode, path, oid in blobs
     ]
 
@@ -141,25 +149,28 @@ def _root_tree(git: GitRunner, repo: RepoRef, mirror: Path, sha: CommitSha) -> s
 def _walk(git: GitRunner, mirror: Path, root: str) -> list[TreeRow]:
     """The rows `ls-tree -r -l` would print, read a level at a time; unreadable folders as rows."""
     rows: list[TreeRow] = []
-    blobs: list[tuple[str, bytes, str]] = []  # mode, path, oid
-    level: list[tuple[bytes, str]] = [(b"", root)]
+    blobs: list[tuple[str, bytes, str, bool]] = []  # mode, path, oid, under a name with "/"
+    level: list[tuple[bytes, str, bool]] = [(b"", root, False)]
     while level:
-        below: list[tuple[bytes, str]] = []
-        for (prefix, oid), obj in zip(level, git.batch(mirror, [o for _, o in level]), strict=True):
+        below: list[tuple[bytes, str, bool]] = []
+        objects = git.batch(mirror, [o for _, o, _ in level])
+        for (prefix, oid, bad), obj in zip(level, objects, strict=True):
             if obj.kind != "tree":
                 rows.append(TreeRow(_TREE, "tree", oid, None, prefix.rstrip(b"/")))
                 continue
             for mode, name, child in parse_raw_tree(obj.data, len(oid) // 2):
+                bad_here = bad or b"/" in name
                 if mode == _TREE:
-                    below.append((prefix + name + b"/", child))
+                    below.append((prefix + name + b"/", child, bad_here))
                 elif mode == _SUBMODULE:
                     rows.append(TreeRow(mode, "commit", child, None, prefix + name))
                 else:
-                    blobs.append((mode, prefix + name, child))
+                    blobs.append((mode, prefix + name, child, bad_here))
         level = below
-    sizes = git.batch(mirror, [oid for _, _, oid in blobs], check=True)
-    for (mode, path, oid), obj in zip(blobs, sizes, strict=True):
-        rows.append(TreeRow(mode, "blob", oid, obj.size if obj.kind else None, path))
+    sizes = git.batch(mirror, [oid for _, _, oid, _ in blobs], check=True)
+    for (mode, path, oid, bad), obj in zip(blobs, sizes, strict=True):
+        size = obj.size if obj.kind else None
+        rows.append(TreeRow(mode, "blob", oid, size, path, slash_in_name(path) if bad else None))
     return sorted(rows, key=lambda row: row.path)  # ls-tree's order: a folder's files in place
 
 

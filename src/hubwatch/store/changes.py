@@ -14,10 +14,16 @@ class ChangeStore(Protocol):
 
     @abstractmethod
     def changes(
-        self, repo_id: str, *, since: str | None = None, min_severity: Severity | None = None
+        self,
+        repo_id: str,
+        *,
+        since: str | None = None,
+        min_severity: Severity | None = None,
+        limit: int | None = None,
     ) -> list[RevisionChanges]:
         """Revisions with recorded changes, oldest first: those after `since` (a sha, full or
-        abbreviated) when given, each with its changes at `min_severity` or above."""
+        abbreviated) when given, each with its changes at `min_severity` or above; the first
+        `limit` of them when given (the next page: `since` the last one's sha)."""
 
     @abstractmethod
     def replace_changes(

@@ -94,3 +94,11 @@ class RevisionStore(Protocol):
     @abstractmethod
     def files(self, repo_id: str, sha: CommitSha) -> list[StoredFile]:
         """The files of one stored revision, by path."""
+
+    @abstractmethod
+    def last_read(
+        self, repo_id: str, paths: Iterable[str], before: CommitSha
+    ) -> dict[str, CommitSha]:
+        """For each of `paths`, the newest revision stored before `before` in which its content
+        was read and stored: what a file deleted (or unreadable) and back again is compared
+        with. A path no earlier revision read is left out."""

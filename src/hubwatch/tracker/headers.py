@@ -5,7 +5,14 @@ from __future__ import annotations
 import struct
 
 from hubwatch.errors import ContentTooLarge, ContentUnavailable, SourceError, UnsafeContent
-from hubwatch.formats.gguf import NeedMore, ParsedHeader, header_bytes, parse_header, to_header
+from hubwatch.formats.gguf import (
+    NeedMore,
+    ParsedHeader,
+    header_bytes,
+    layout_problem,
+    parse_header,
+    to_header,
+)
 from hubwatch.formats.safetensors import check_header
 from hubwatch.models import CommitSha, FileEntry, ReadResult, ReadStatus, RepoRef
 from hubwatch.sources.base import RevisionSource
@@ -81,12 +88,9 @@ def read_gguf_header(
             raise  # worth retrying the whole revision rather than recording a hole
         return ReadResult(ReadStatus.ERROR, error=f"{entry.path}: {exc}")
     header = to_header(parsed)
-    end = max((parsed.data_offset + t.offset + t.nbytes for t in header.tensors), default=0)
-    if end > entry.size:
-        return ReadResult(
-            ReadStatus.INVALID,
-            error=f"{entry.path}: tensor data would end at byte {end}, the file has {entry.size}",
-        )
+    problem = layout_problem(header, entry.size)
+    if problem is not None:
+        return ReadResult(ReadStatus.INVALID, error=f"{entry.path}: {problem}")
     return ReadResult(ReadStatus.STORED, data=header_bytes(header))
 
 

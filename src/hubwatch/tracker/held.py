@@ -156,6 +156,6 @@ def stored_files(snapshot: Snapshot) -> list[StoredFile]:
 def _sha256(result: ReadResult | None) -> ContentSha | None:
     if result is None:
         return None
-    if result.data is not None:
+    if result.data is not None and result.sha256 is None:
         return ContentSha(hashlib.sha256(result.data).hexdigest())
     return result.sha256

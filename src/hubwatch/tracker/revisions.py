@@ -20,7 +20,7 @@ import structlog
 
 from hubwatch import metrics
 from hubwatch.caching import Memo
-from hubwatch.diff import Differ
+from hubwatch.diff import Differ, bounded
 from hubwatch.errors import (
     AuthError,
     NotTracked,
@@ -213,6 +213,7 @@ class RevisionPipeline:
                 files_of_base,
                 held,
                 self.memo,
+                self.limits.diff_budget_s,
             )
             snapshot = _contained(run, "diff", failed, diff, unchanged)
         else:
@@ -254,6 +255,8 @@ class RevisionPipeline:
         estimate, changes), then the file list. `held` keeps it when it is stored whole."""
         for attempt in (snapshot, _listing_only(snapshot), replace(snapshot, files=())):
             written = with_partial(attempt, found)
+            # every change within its bounds, whoever made it (differs, lineage, the partial)
+            written = replace(written, changes=tuple(map(bounded, written.changes)))
             try:
                 stored = run.store.add_revision(run.repo.repo_id, written)
             except Exception as exc:

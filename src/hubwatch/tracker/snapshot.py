@@ -4,41 +4,31 @@ headers."""
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from hubwatch.caching import Memo
-from hubwatch.errors import ContentTooLarge, ContentUnavailable, SourceError, UnsafeContent
+from hubwatch.errors import UnsafeContent
 from hubwatch.formats.card import parse_front_matter
 from hubwatch.formats.json import loads_bounded
 from hubwatch.formats.safetensors import index_map
-from hubwatch.formats.view import loads_shared
 from hubwatch.models import CommitInfo, FileEntry, ReadResult, ReadStatus, RepoRef, Snapshot
 from hubwatch.models.gguf import is_gguf
 from hubwatch.models.revision import MISSING_OBJECT
 from hubwatch.sources.base import RevisionSource
 from hubwatch.store.known import KnownContent
-from hubwatch.tracker.headers import read_gguf_header, read_header
+
+# re-exported: the snapshot is where callers and tests have always found its limits
+from hubwatch.tracker.reads import Limits as Limits
+from hubwatch.tracker.reads import RevisionReader
 from hubwatch.tracker.select import (
     MAX_SMALL_FILES,
     MODEL_CARD,
-    is_json,
     is_safetensors,
     is_small_text,
-    is_text,
     is_tiny_weight,
     is_tracked_content,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """Size caps applied to what is read from upstream."""
-
-    max_file_bytes: int = 32 * 1024 * 1024
-    max_header_bytes: int = 100 * 1024 * 1024
-    """safetensors and GGUF headers needing more bytes are recorded as over the cap."""
 
 
 def take_snapshot(
@@ -71,20 +61,17 @@ def take_snapshot(
         for entry in readable
         if entry.path == MODEL_CARD or is_tracked_content(entry.path) or entry.path in small
     ]
+    reader = RevisionReader(source, repo, commit.sha, limits, memo)
     reused = known.contents((entry.path, entry.blob_id) for entry in wanted)  # one lookup
     for entry in wanted:
-        contents[entry.path] = reused.get((entry.path, entry.blob_id)) or _read_content(
-            source, repo, commit, entry, limits.max_file_bytes, memo
-        )
+        contents[entry.path] = reused.get((entry.path, entry.blob_id)) or reader.content(entry)
 
     weights = [entry for entry in readable if is_safetensors(entry.path) or is_gguf(entry.path)]
     read_before = known.headers(entry.lfs_sha256 or entry.blob_id for entry in weights)
     headers: dict[str, ReadResult] = {}
     for entry in weights:
-        read = read_gguf_header if is_gguf(entry.path) else read_header
-        headers[entry.path] = read_before.get(entry.lfs_sha256 or entry.blob_id) or read(
-            source, repo, commit.sha, entry, limits.max_header_bytes
-        )
+        found = read_before.get(entry.lfs_sha256 or entry.blob_id)
+        headers[entry.path] = found or reader.header(entry)
     for index_path, missing in _missing_shards(contents, by_path, known.blob).items():
         index = contents[index_path]
         contents[index_path] = ReadResult(
@@ -160,52 +147,6 @@ def _clean_paths(files: Sequence[FileEntry]) -> list[FileEntry]:
         seen.add(path)
         clean.append(replace(entry, path=path) if path != entry.path else entry)
     return clean
-
-
-def _read_content(
-    source: RevisionSource,
-    repo: RepoRef,
-    commit: CommitInfo,
-    entry: FileEntry,
-    cap: int,
-    memo: Memo,
-) -> ReadResult:
-    if entry.size > cap:
-        return ReadResult(
-            ReadStatus.OVER_CAP, error=f"{entry.path}: {entry.size} bytes, over the cap of {cap}"
-        )
-    try:
-        data = source.read_file(repo, commit.sha, entry.path, cap)
-    except ContentTooLarge as exc:
-        return ReadResult(ReadStatus.OVER_CAP, error=str(exc))
-    except ContentUnavailable as exc:  # a missing object in a damaged git mirror
-        return ReadResult(ReadStatus.UNAVAILABLE, error=str(exc))
-    except SourceError as exc:
-        if not exc.per_file:
-            raise
-        return ReadResult(ReadStatus.ERROR, error=f"{entry.path}: {exc}")
-    return ReadResult(*_check_content(entry.path, data, memo))
-
-
-def _check_content(path: str, data: bytes, memo: Memo) -> tuple[ReadStatus, bytes, str | None]:
-    """Keep the bytes whatever they are, but say when they are not what the name promises."""
-    if not is_text(path):
-        return ReadStatus.STORED, data, None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return ReadStatus.INVALID, data, f"{path} is not UTF-8 (byte {exc.start})"
-    if is_json(path):
-        try:
-            if json.detect_encoding(data) == "utf-8":
-                # no BOM, not UTF-16 or 32: the bytes parse as the text does, and are parsed
-                # once for the differs too (a view of this snapshot reads the same content)
-                loads_shared(data, hashlib.sha256(data).hexdigest(), memo)
-            else:
-                loads_bounded(text)
-        except UnsafeContent as exc:  # not JSON, NaN, nesting or a number over its limit
-            return ReadStatus.INVALID, data, f"{path}: {exc}"
-    return ReadStatus.STORED, data, None
 
 
 def _bytes_of(result: ReadResult | None, load: Callable[..., bytes]) -> bytes | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Response
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 
 from hubwatch.api.convert import (
     change_public,
@@ -172,14 +172,21 @@ def list_changes(
     org: str,
     name: str,
     store: StoreDep,
+    request: Request,
+    response: Response,
     since: Annotated[str | None, Query(description="Only revisions after this sha")] = None,
     severity: Annotated[Severity | None, Query(description="Minimum severity")] = None,
     kind: Annotated[
         list[str] | None, Query(description="Kinds (exact, or a prefix ending in '.')")
     ] = None,
+    limit: Annotated[int, Query(ge=1, le=500, description="Revisions per page")] = 100,
 ) -> list[RevisionChangesPublic]:
-    """Recorded changes per revision, oldest first, filtered."""
-    recorded = store.changes(repo_path(org, name), since=since, min_severity=severity)
+    """Recorded changes per revision, oldest first, filtered; a page of `limit` revisions, the
+    next one linked (`Link: <…?since=SHA…>; rel="next"`) when there may be more."""
+    recorded = store.changes(repo_path(org, name), since=since, min_severity=severity, limit=limit)
+    if len(recorded) == limit:
+        following = request.url.include_query_params(since=recorded[-1].revision.sha)
+        response.headers["Link"] = f'<{following}>; rel="next"'
     out = []
     for rc in recorded:
         public = revision_changes_public(rc)

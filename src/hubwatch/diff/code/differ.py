@@ -3,7 +3,6 @@ what the change does. The severity policy grades each change by its findings."""
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import posixpath
 from typing import Any
@@ -20,10 +19,9 @@ from hubwatch.diff.code.repo import (
 )
 from hubwatch.diff.renames import renamed
 from hubwatch.diff.sections import listing
+from hubwatch.diff.text import LineDiff, line_diff
 from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, Severity
-
-_MAX_DETAIL = 20_000
 
 
 def diff_code(old: RevisionView, new: RevisionView) -> list[Change]:
@@ -193,27 +191,20 @@ def _finding_lines(found: Findings) -> list[str]:
     return out
 
 
-def _texts(old: RevisionView, new: RevisionView, was: str, now: str) -> tuple[list[str], list[str]]:
+def _diff(old: RevisionView, new: RevisionView, was: str, now: str) -> LineDiff:
     before = (old.text(was) or "") if was in old.files else ""
     after = (new.text(now) or "") if now in new.files else ""
-    return before.splitlines(keepends=True), after.splitlines(keepends=True)
+    return line_diff(before, after, f"a/{was}", f"b/{now}")
 
 
 def _line_counts(old: RevisionView, new: RevisionView, was: str, now: str) -> str:
     """+added -removed lines over the whole files (not a truncated diff)."""
-    a, b = _texts(old, new, was, now)
-    plus = minus = 0
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b).get_opcodes():
-        if tag != "equal":
-            minus += i2 - i1
-            plus += j2 - j1
-    return f"+{plus} -{minus} lines"
+    diff = _diff(old, new, was, now)
+    return f"+{diff.added} -{diff.removed} lines" + ("" if diff.aligned else " by content")
 
 
 def _unified(old: RevisionView, new: RevisionView, was: str, now: str) -> str:
-    a, b = _texts(old, new, was, now)
-    text = "".join(difflib.unified_diff(a, b, f"a/{was}", f"b/{now}", n=3))
-    return text if len(text) <= _MAX_DETAIL else text[:_MAX_DETAIL] + "\n… (truncated)\n"
+    return _diff(old, new, was, now).text
 
 
 def _requirements(old: RevisionView, new: RevisionView, path: str) -> list[Change]:

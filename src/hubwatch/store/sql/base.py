@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import json
-import re
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime

@@ -20,7 +20,12 @@ class SqlChangeStore(SqlBase, ChangeStore):
     """Reads a repo's changes back by revision; `change_rows` writes them with the revision."""
 
     def changes(
-        self, repo_id: str, *, since: str | None = None, min_severity: Severity | None = None
+        self,
+        repo_id: str,
+        *,
+        since: str | None = None,
+        min_severity: Severity | None = None,
+        limit: int | None = None,
     ) -> list[RevisionChanges]:
         with self._session() as session:
             since_sha = self._revision_by_prefix(session, repo_id, since).sha if since else None
@@ -38,6 +43,15 @@ class SqlChangeStore(SqlBase, ChangeStore):
                 query = query.where(col(RevisionRow.id) > after.scalar_subquery())
             if min_severity is not None:
                 query = query.where(col(ChangeRow.rank) >= min_severity.rank)
+            if limit is not None:  # the first `limit` revisions the query would return
+                firsts = (
+                    query.with_only_columns(col(RevisionRow.id))
+                    .distinct()
+                    .order_by(None)
+                    .order_by(col(RevisionRow.id))
+                    .limit(limit)
+                )
+                query = query.where(col(RevisionRow.id).in_(firsts.scalar_subquery()))
             grouped: dict[int, tuple[RevisionRow, str | None, list[Change]]] = {}
             for revision, row in session.exec(query).all():
                 assert revision.id is not None

@@ -180,6 +180,38 @@ class SqlRevisionStore(SqlBase, RevisionStore):
                 self._revision_pk(session, self._repo_row(session, repo_id), sha)
             return [_file(row) for row in rows]
 
+    def last_read(
+        self, repo_id: str, paths: Iterable[str], before: CommitSha
+    ) -> dict[str, CommitSha]:
+        wanted = sorted(set(paths))
+        if not wanted:
+            return {}
+        with self._session() as session:
+            repo = self._repo_row(session, repo_id)
+            limit = self._revision_pk(session, repo, before)
+            newest = (
+                select(FileRow.path, func.max(FileRow.revision_pk))
+                .join(RevisionRow, col(RevisionRow.id) == FileRow.revision_pk)
+                .where(
+                    RevisionRow.repo_pk == repo.id,
+                    col(RevisionRow.id) < limit,
+                    col(FileRow.path).in_(wanted),
+                    FileRow.content_status == ReadStatus.STORED.value,
+                )
+                .group_by(col(FileRow.path))
+            )
+            found = dict(session.exec(newest).all())
+            if not found:
+                return {}
+            shas = dict(
+                session.exec(
+                    select(RevisionRow.id, RevisionRow.sha).where(
+                        col(RevisionRow.id).in_(set(found.values()))
+                    )
+                ).all()
+            )
+        return {path: CommitSha(shas[pk]) for path, pk in found.items()}
+
 
 SYNCHRONOUS = False
 """Whether a revision's commit waits for the disk (PostgreSQL's synchronous_commit, for its own
@@ -322,7 +354,7 @@ def _keep(result: ReadResult | None, blobs: dict[str, bytes]) -> str | None:
     if result is None:
         return None
     if result.data is not None:
-        sha = hashlib.sha256(result.data).hexdigest()
+        sha = result.sha256 or hashlib.sha256(result.data).hexdigest()
         blobs[sha] = result.data
         return sha
     return result.sha256
