@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import structlog
 
+from hubwatch.errors import StoreUnavailable
 from hubwatch.tracker.poll import PollResult
 
 log = structlog.get_logger(__name__)
@@ -95,6 +96,10 @@ class PollPool:
             result = None
             try:
                 result = run(poll)
+            except StoreUnavailable:
+                pass  # the store logs the outage once; the lease lapses and the repo comes back
+            except Exception:  # a thread's death must not go unlogged, nor end the worker
+                log.exception("poll_thread_failed", repo=repo_id)
             finally:
                 with self._lock:
                     self._running.pop(repo_id, None)
