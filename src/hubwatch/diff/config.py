@@ -11,7 +11,16 @@ from deepdiff import DeepDiff
 
 from hubwatch.diff.code.repo import config_reads, had_class
 from hubwatch.diff.precision import PRECISION, memory_note
-from hubwatch.diff.sections import arrow, changed_keys, listing, pair, same_blob, show, unread
+from hubwatch.diff.sections import (
+    arrow,
+    changed_keys,
+    listing,
+    other_settings,
+    pair,
+    same_blob,
+    show,
+    unread,
+)
 from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, Severity
 
@@ -259,13 +268,7 @@ def _other(
     return Change(
         "config.other",
         Severity.INFO,
-        f"{path}: {len(rest)} other setting(s) changed: "
-        + (
-            ", ".join(f"{tower}{k} {arrow(before.get(k), after.get(k))}" for k in rest)
-            if len(rest) <= 3
-            else listing(tower + k for k in rest)
-        )
-        + ".",
+        other_settings(path, rest, before, after, tower),
         path,
         {f"{tower}{key}": before.get(key) for key in rest},
         {f"{tower}{key}": after.get(key) for key in rest},

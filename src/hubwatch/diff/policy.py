@@ -19,6 +19,8 @@ from hubwatch.diff.conditions import (
     AUTO_MAP_NEW_CODE,
     AUTO_MAP_RETARGETED,
     BATCH_LOST,
+    BEHAVIOR,
+    BREAKING,
     CODE_BREAKS,
     CODE_FIRST,
     CODE_RISKY,
@@ -33,6 +35,7 @@ from hubwatch.diff.conditions import (
     GGUF_SHAPE,
     HEALTHY_AGAIN,
     IN_TOKENIZER_JSON,
+    INFO,
     LICENSE_LESS,
     LICENSE_MORE,
     LIMIT_LOST,
@@ -46,6 +49,7 @@ from hubwatch.diff.conditions import (
     PARAMS_GREW,
     RESIZED,
     RESTORED,
+    SECURITY,
     SPECIAL_REMOVED,
     STOP_TOKEN_CHANGED,
     USE_FAST,
@@ -63,13 +67,6 @@ __all__ = [
     "MISSED_BEHAVIOR", "MISSED_BREAKING", "MISSED_SECURITY", "RULES", "SUMMARY_MAX", "Condition",
     "Rule", "apply_policy", "is_noop", "markdown", "severity_of", "table",
 ]  # fmt: skip
-
-BREAKING, SECURITY, BEHAVIOR, INFO = (
-    Severity.BREAKING,
-    Severity.SECURITY,
-    Severity.BEHAVIOR,
-    Severity.INFO,
-)
 
 
 @dataclass(frozen=True, slots=True)

@@ -112,3 +112,15 @@ def listing(items: Iterable[Any], limit: int = 5) -> str:
 
 def arrow(before: Any, after: Any) -> str:
     return f"{show(before)} → {show(after)}"
+
+
+def other_settings(
+    path: str, keys: list[str], before: dict[str, Any], after: dict[str, Any], prefix: str = ""
+) -> str:
+    """The sentence for settings no rule names: each with its values when there are few,
+    their names when there are many (`prefix`: the sub-config they sit in)."""
+    if len(keys) <= 3:
+        named = ", ".join(f"{prefix}{k} {arrow(before.get(k), after.get(k))}" for k in keys)
+    else:
+        named = listing(prefix + k for k in keys)
+    return f"{path}: {len(keys)} other setting(s) changed: {named}."

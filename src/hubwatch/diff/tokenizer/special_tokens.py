@@ -8,7 +8,7 @@ from typing import Any
 
 from hubwatch.diff.code.repo import id_offsets, tokenizer_parameters
 from hubwatch.diff.config import auto_map_changes
-from hubwatch.diff.sections import arrow, changed_keys, listing, pair, show
+from hubwatch.diff.sections import arrow, changed_keys, other_settings, pair, show
 from hubwatch.diff.tokenizer.vocabulary import added_tokens_changes
 from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, Severity
@@ -61,13 +61,7 @@ def tokenizer_config_changes(old: RevisionView, new: RevisionView, path: str) ->
             Change(
                 "tokenizer.other",
                 Severity.INFO,
-                f"{path}: {len(rest)} other setting(s) changed: "
-                + (
-                    ", ".join(f"{k} {arrow(before.get(k), after.get(k))}" for k in rest)
-                    if len(rest) <= 3
-                    else listing(rest)
-                )
-                + ".",
+                other_settings(path, rest, before, after),
                 path,
                 {k: before.get(k) for k in rest},
                 {k: after.get(k) for k in rest},

@@ -136,9 +136,15 @@ class SqlBase:
     def _connected(self, engine: Engine) -> Iterator[Connection]:
         """A connection of `engine`, closed after; a database error raised as StoreError
         (StoreUnavailable when the database is unreachable)."""
+        with self._translated(), engine.connect() as connection:
+            yield connection
+
+    @contextmanager
+    def _translated(self) -> Iterator[None]:
+        """The block, its database errors raised as `_failure` says; a block that ends
+        cleanly tells the outage tracker the database answers again."""
         try:
-            with engine.connect() as connection:
-                yield connection
+            yield
         except DBAPIError as exc:
             failure = self._failure(exc)
             if failure is None:
@@ -151,15 +157,8 @@ class SqlBase:
         """An ORM session, closed (rolled back unless committed) after; a database error
         raised as `_connected` raises it, the close's own included (a ROLLBACK on a
         connection the server has just terminated)."""
-        try:
-            with Session(self._engine, expire_on_commit=False) as session:
-                yield session
-        except DBAPIError as exc:
-            failure = self._failure(exc)
-            if failure is None:
-                raise
-            raise failure from None
-        self.outage.recovered()
+        with self._translated(), Session(self._engine, expire_on_commit=False) as session:
+            yield session
 
     @contextmanager
     def _transaction(self) -> Iterator[Connection]:
