@@ -1,4 +1,5 @@
-"""Guards that keep the README true: its --help block, its settings table, its two commands."""
+"""Guards that keep the README and docs/ true: the README's two commands, length and contents;
+the reference pages' --help block, settings, exit codes, API routes and severity policy."""
 
 from __future__ import annotations
 
@@ -7,20 +8,32 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from hubwatch import errors
+from hubwatch.api.app import create_app
+from hubwatch.api.hooks import hub_hooks_router
+from hubwatch.api.routes import pages
 from hubwatch.cli import app
 from hubwatch.diff.policy import RULES, markdown
 from hubwatch.settings import Settings
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+README = (ROOT / "README.md").read_text()
+README_MAX_LINES = 250
 
 
-def block_after(marker: str) -> str:
-    match = re.search(rf"<!-- {marker} -->\n```\w*\n(.*?)```", README, re.S)
-    assert match, f"README lacks the {marker} block"
+def page(name: str) -> str:
+    """The text of one page of the documentation site (docs/NAME)."""
+    return (DOCS / name).read_text()
+
+
+def block_after(marker: str, text: str = README, where: str = "README") -> str:
+    match = re.search(rf"<!-- {marker} -->\n```\w*\n(.*?)```", text, re.S)
+    assert match, f"{where} lacks the {marker} block"
     return match.group(1)
 
 
-def test_readme_help_block_matches_the_real_help() -> None:
+def test_cli_page_help_block_matches_the_real_help() -> None:
     result = CliRunner().invoke(
         app,
         ["--help"],
@@ -29,12 +42,14 @@ def test_readme_help_block_matches_the_real_help() -> None:
         env={"COLUMNS": "100", "TERM": "dumb", "NO_COLOR": "1"},
     )
     real = "\n".join(line.rstrip() for line in result.stdout.strip("\n").splitlines())
-    assert block_after("help") == f"$ hubwatch --help\n{real}\n"
+    assert block_after("help", page("cli.md"), "docs/cli.md") == f"$ hubwatch --help\n{real}\n"
 
 
 def test_every_setting_is_documented() -> None:
+    settings = page("settings.md")
     for name in Settings.model_fields:
-        assert f"`HUBWATCH_{name.upper()}`" in README, f"HUBWATCH_{name.upper()} is undocumented"
+        variable = f"HUBWATCH_{name.upper()}"
+        assert f"`{variable}`" in settings, f"{variable} is not in docs/settings.md"
 
 
 def test_readme_has_exactly_two_setup_commands() -> None:
@@ -44,12 +59,75 @@ def test_readme_has_exactly_two_setup_commands() -> None:
     assert README.count("```sh\npython3 -m venv") == 2
 
 
-def test_readme_severity_table_is_the_policy() -> None:
-    match = re.search(r"<!-- policy -->\n(.*?)<!-- /policy -->", README, re.S)
-    assert match, "README lacks the policy table"
+def test_readme_is_short() -> None:
+    lines = README.count("\n")
+    assert lines <= README_MAX_LINES, f"README.md has {lines} lines; the reference goes in docs/"
+
+
+def test_readme_contents_list_links_every_section() -> None:
+    match = re.search(r"\nContents\n\n((?:- \[.*\]\(#.*\)\n)+)", README)
+    assert match, "README.md lacks its contents list (Contents, then a line per section)"
+    listed = re.findall(r"\(#([^)]+)\)", match.group(1))
+    sections = [_anchor(h) for h in re.findall(r"^## (.+)$", README, re.M)]
+    assert listed == sections
+
+
+def _anchor(heading: str) -> str:
+    """The anchor GitHub (and MkDocs) give a heading."""
+    text = re.sub(r"[^\w\- ]", "", heading.lower())
+    return text.replace(" ", "-")
+
+
+def test_readme_and_contributing_link_only_to_files_that_exist() -> None:
+    for name in ("README.md", "CONTRIBUTING.md"):
+        text = (ROOT / name).read_text()
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+            if "://" not in target:
+                assert (ROOT / target).exists(), f"{name} links to {target}, which does not exist"
+
+
+def test_severity_policy_page_is_the_policy() -> None:
+    text = page("policy.md")
+    match = re.search(r"<!-- policy -->\n(.*?)<!-- /policy -->", text, re.S)
+    assert match, "docs/policy.md lacks the policy table"
     assert match.group(1) == markdown(), (
         "regenerate it: python -c 'from hubwatch.diff.policy import markdown; print(markdown())'"
     )
+
+
+def test_every_exit_code_is_documented() -> None:
+    match = re.search(r"<!-- exit-codes -->\n(.*?)<!-- /exit-codes -->", page("cli.md"), re.S)
+    assert match, "docs/cli.md lacks the exit-codes table"
+    documented = [int(code) for code in re.findall(r"^\| (\d+) \|", match.group(1), re.M)]
+    codes = {value for name, value in vars(errors).items() if name.startswith("EXIT_")}
+    assert documented == sorted({0, *codes})
+
+
+PLACEHOLDERS = {
+    "{org}": "ORG",
+    "{name}": "NAME",
+    "{rev}": "SHA",
+    "{rev_a}": "SHA_A",
+    "{rev_b}": "SHA_B",
+    "{kind}": "KIND",
+    "{advisory_id}": "ID",
+    "{subscription_id}": "ID",
+}
+
+
+def test_every_api_route_is_documented() -> None:
+    hooks = hub_hooks_router(None, lambda repo, push: False)
+    api = create_app(None, Settings(), routers=[hooks])  # type: ignore[arg-type]  # the spec only
+    text = page("api.md")
+    # The spec's routes, and the pages, which it leaves out (HTML, not API).
+    paths = set(api.openapi()["paths"]) | {r.path for r in pages.router.routes}
+    assert len(paths) > 20
+    for path in sorted(paths):
+        shown = path
+        for placeholder, word in PLACEHOLDERS.items():
+            shown = shown.replace(placeholder, word)
+        assert "{" not in shown, f"name the placeholder of {path} in PLACEHOLDERS"
+        assert re.search(rf"`{re.escape(shown)}[`?]", text), f"{shown} is not in docs/api.md"
 
 
 def test_changes_explain_prints_every_row_of_the_policy() -> None:

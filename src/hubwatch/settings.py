@@ -26,7 +26,7 @@ class AdvisoryServiceKind(StrEnum):
 
 
 class Settings(BaseSettings):
-    """All settings; every field is documented in the README's settings table."""
+    """All settings; every field is documented in docs/settings.md."""
 
     model_config = SettingsConfigDict(
         env_prefix="HUBWATCH_", env_file=ENV_FILE, extra="ignore", use_attribute_docstrings=True

@@ -96,3 +96,11 @@ def test_the_workflow_syncs_and_caches_the_osv_database_before_checking() -> Non
     assert any(osv_dir.endswith("/" + path) for path in cached)
     help_text = CliRunner().invoke(app, ["osv", "sync", "--help"], env={"COLUMNS": "200"}).stdout
     assert all(w in help_text for r in runs if "osv sync" in r for w in r.split() if w[:2] == "--")
+
+
+def test_the_workflow_installs_hubwatch_from_git_not_an_index() -> None:
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    steps = workflow["jobs"]["pins"]["steps"]
+    installs = [s["run"] for s in steps if "pip install" in s.get("run", "")]
+    assert installs == ['pip install "$HUBWATCH_INSTALL"']  # no index serves `pip install hubwatch`
+    assert workflow["jobs"]["pins"]["env"]["HUBWATCH_INSTALL"].startswith("git+https://")

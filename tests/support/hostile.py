@@ -3,10 +3,10 @@
 Every `HostileCase` names one class of bad input, writes it on top of the good history that
 `good_repo` builds (git plumbing where porcelain refuses: `hash-object --literally` for trees and
 commits git would never make itself), and says what hubwatch must record for it (`expect`, a
-short substring of the reason) and what a user sees (`shown`, the README's bad-input table).
+short substring of the reason) and what a user sees (`shown`, the table of docs/bad-input.md).
 
-    python -m tests.support.hostile             # print the README's table
-    python -m tests.support.hostile README.md   # write it into the README
+    python -m tests.support.hostile                     # print the bad-input table
+    python -m tests.support.hostile docs/bad-input.md   # write it into that page
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ class HostileCase:
     """A substring of the recorded reason (file errors, `revision.partial`, card error); None:
     the revision is simply fine."""
     shown: str
-    """What a user sees for it (README)."""
+    """What a user sees for it (docs/bad-input.md)."""
     revisions: int = 3
     """Revisions stored for good → bad → good (more where the bad part is several commits)."""
     stored: Mapping[str, bytes] = field(default_factory=dict)
@@ -837,11 +837,11 @@ CASES: list[HostileCase] = [
 """Every class of bad revision, by name (test ids)."""
 
 
-README_START, README_END = "<!-- bad-input -->\n", "<!-- /bad-input -->"
+TABLE_START, TABLE_END = "<!-- bad-input -->\n", "<!-- /bad-input -->"
 
 
-def readme_table() -> str:
-    """The README's bad-input table, from CASES."""
+def bad_input_table() -> str:
+    """The bad-input table of docs/bad-input.md, from CASES."""
     rows = ["| bad revision | what is recorded and shown | exit |", "|---|---|---|"]
     for case in CASES:
         shown = case.shown.replace("|", "\\|")
@@ -849,17 +849,17 @@ def readme_table() -> str:
     return "\n".join(rows) + "\n"
 
 
-def write_readme_table(readme: Path) -> None:
-    """Put the table from CASES between the README's bad-input markers."""
-    text = readme.read_text()
-    start = text.index(README_START) + len(README_START)
-    readme.write_text(text[:start] + readme_table() + text[text.index(README_END) :])
+def write_bad_input_table(page: Path) -> None:
+    """Put the table from CASES between the page's bad-input markers."""
+    text = page.read_text()
+    start = text.index(TABLE_START) + len(TABLE_START)
+    page.write_text(text[:start] + bad_input_table() + text[text.index(TABLE_END) :])
 
 
 if __name__ == "__main__":
     import sys
 
     if len(sys.argv) > 1:
-        write_readme_table(Path(sys.argv[1]))
+        write_bad_input_table(Path(sys.argv[1]))
     else:
-        print(readme_table(), end="")
+        print(bad_input_table(), end="")

@@ -6,14 +6,15 @@ import os
 
 import pytest
 
-# Every switch a skip in tests/ answers to; .ci/run sets all of them (tests/test_docs.py checks
-# that the README names each).
+# Every switch a skip in tests/ answers to; .ci/run sets all of them (tests/test_skips.py checks
+# that it does, and that CONTRIBUTING.md names each).
 REQUIRE_POSTGRES = "HUBWATCH_REQUIRE_POSTGRES"
 REQUIRE_BROWSER = "HUBWATCH_REQUIRE_BROWSER"
 REQUIRE_COMPOSE = "HUBWATCH_REQUIRE_COMPOSE"
 REQUIRE_TRANSFORMERS = "HUBWATCH_REQUIRE_TRANSFORMERS"
 REQUIRE_NAMESPACES = "HUBWATCH_REQUIRE_NAMESPACES"
 REQUIRE_ROOT = "HUBWATCH_REQUIRE_ROOT"
+REQUIRE_DOCS = "HUBWATCH_REQUIRE_DOCS"
 SWITCHES = (
     REQUIRE_POSTGRES,
     REQUIRE_BROWSER,
@@ -21,6 +22,7 @@ SWITCHES = (
     REQUIRE_TRANSFORMERS,
     REQUIRE_NAMESPACES,
     REQUIRE_ROOT,
+    REQUIRE_DOCS,
 )
 
 

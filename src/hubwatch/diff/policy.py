@@ -2,7 +2,8 @@
 
 Differs may set a provisional severity; `apply_policy` has the last word. It also drops no-op
 changes (nothing moved) and keeps each summary to one line of at most 160 characters, the rest
-going to the detail. `hubwatch changes --explain` prints `RULES`; the README holds the same table.
+going to the detail. `hubwatch changes --explain` prints `RULES`; docs/policy.md holds the same
+table.
 """
 
 from __future__ import annotations
@@ -295,7 +296,7 @@ def table(rules: Iterable[Rule] = RULES) -> list[tuple[str, str, str, str]]:
 
 
 def markdown(rules: Iterable[Rule] = RULES) -> str:
-    """The policy as the README's Markdown table."""
+    """The policy as the Markdown table of docs/policy.md."""
     lines = ["| kind | condition | severity | reason |", "|---|---|---|---|"]
     lines += [f"| `{k}` | {c} | `{s}` | {r} |" for k, c, s, r in table(rules)]
     return "\n".join(lines) + "\n"
