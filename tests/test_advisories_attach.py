@@ -129,7 +129,7 @@ def test_recheck_attaches_a_new_advisory_to_an_old_pin(store: SqlStore, tmp_path
 
 
 def test_cli_sync_show_and_export(tmp_path: Path) -> None:
-    repo, (first, _) = upstream(tmp_path)
+    repo, (first, second) = upstream(tmp_path)
     records = [json.loads(json.dumps(r)) for r in _real_records()]
     env = {
         "HUBWATCH_DATA_DIR": str(tmp_path / "data"),
@@ -150,9 +150,10 @@ def test_cli_sync_show_and_export(tmp_path: Path) -> None:
         sync = runner.invoke(app, ["osv", "sync"], env=env)
         assert sync.exit_code == 0, sync.stderr
         assert sim.calls["all.zip"] == 1
-    assert (
-        f"org/model {first[:12]}: PYSEC-2024-227 now applies (transformers 4.36.0)" in sync.stdout
-    )
+    # one summary grouped by package and severity, not a line per revision and advisory
+    assert sync.stdout.startswith("2 revision(s) checked: 8 advisories newly apply to 2 ")
+    assert "PYSEC-2024-227" not in sync.stdout and "transformers" in sync.stdout
+    assert f"hubwatch osv show org/model {second[:12]}" in sync.stdout  # the newest
     shown = runner.invoke(app, ["osv", "show", "org/model", first[:10], "--json"], env=env)
     report = json.loads(shown.stdout)["advisories"]
     assert report["error"] is None and len(report["matches"]) == 8

@@ -74,7 +74,8 @@ def test_unknown_revision_is_exit_3(env: dict[str, str], tmp_path: Path) -> None
 
 def test_untracked_repo_history_is_exit_3(env: dict[str, str]) -> None:
     code, _, stderr = run(env, "history", "org/never")
-    assert code == EXIT_NOT_FOUND and stderr == "error: org/never is not tracked\n"
+    assert code == EXIT_NOT_FOUND
+    assert stderr == "error: org/never is not tracked: run `hubwatch track org/never` first\n"
 
 
 def test_git_source_without_url_is_exit_2(env: dict[str, str]) -> None:

@@ -94,6 +94,9 @@ def test_list_never_shows_the_secret(env: dict[str, str], store: SqlStore) -> No
     assert (shown["id"], shown["kinds"], shown["enabled"]) == (sub_id, ["card."], True)
 
 
+LIST_HINT = "`hubwatch subscriptions list` shows them"
+
+
 def test_remove_deletes_the_subscription(env: dict[str, str], store: SqlStore) -> None:
     fill(store)
     sub_id, _ = add(env, REPO.repo_id, URL)
@@ -103,7 +106,7 @@ def test_remove_deletes_the_subscription(env: dict[str, str], store: SqlStore) -
     assert run(env, "remove", str(sub_id)) == (
         EXIT_NOT_FOUND,
         "",
-        f"error: no subscription {sub_id}\n",
+        f"error: no subscription {sub_id}: {LIST_HINT}\n",
     )
 
 
@@ -122,7 +125,8 @@ def test_enable_delivers_to_a_disabled_subscription_again(
 
 @pytest.mark.parametrize("command", ["remove", "deliveries", "enable"])
 def test_unknown_id_is_exit_3(env: dict[str, str], store: SqlStore, command: str) -> None:
-    assert run(env, command, "42") == (EXIT_NOT_FOUND, "", "error: no subscription 42\n")
+    expected = f"error: no subscription 42: {LIST_HINT}\n"
+    assert run(env, command, "42") == (EXIT_NOT_FOUND, "", expected)
 
 
 @pytest.mark.parametrize("sub_id", ["0", "-1", str(2**31), "x"])
@@ -132,7 +136,12 @@ def test_out_of_range_id_is_a_usage_error(env: dict[str, str], sub_id: str) -> N
 
 def test_untracked_repo_is_exit_3(env: dict[str, str], store: SqlStore) -> None:
     code, stdout, stderr = run(env, "add", "org/never", URL)
-    assert (code, stdout, stderr) == (EXIT_NOT_FOUND, "", "error: org/never is not tracked\n")
+    hint = "run `hubwatch track org/never` first"
+    assert (code, stdout, stderr) == (
+        EXIT_NOT_FOUND,
+        "",
+        f"error: org/never is not tracked: {hint}\n",
+    )
     assert store.subscriptions() == []
 
 

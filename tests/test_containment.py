@@ -340,7 +340,7 @@ def test_track_with_a_missing_object_exits_0_without_a_traceback(
     )
     assert result.exit_code == 0, result.output
     assert "Traceback" not in result.output
-    assert "3 new revision(s) stored" in result.stderr
+    assert f"{REPO}: 3 revisions stored" in result.stderr
     changes = CliRunner().invoke(app, ["changes", REPO, "--json"], env=env)
     recorded = json.loads(changes.stdout)["revisions"]
     by_sha = {r["sha"]: [c["kind"] for c in r["changes"]] for r in recorded}

@@ -522,7 +522,7 @@ def test_track_without_a_branch_follows_a_git_remotes_head(tmp_path: Path) -> No
     track = [*hubwatch, "track", "org/dev", "--source", "git", "--url", str(upstream)]
     done = subprocess.run(track, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert "1 new revision" in done.stderr
+    assert "org/dev: 1 revision stored" in done.stderr
     listed = subprocess.run([*hubwatch, "list", "--json"], env=env, capture_output=True, text=True)
     [repo] = json.loads(listed.stdout)
     assert repo["ref"]["branch"] == FOLLOW_HEAD

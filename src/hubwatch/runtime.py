@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
@@ -139,13 +139,16 @@ def download_advisories(settings: Settings) -> dict[str, int]:
         return download_database(client, settings.osv_database_url, settings.osv_database_dir)
 
 
-def recheck_advisories(settings: Settings, store: Store) -> list[AdvisoryAttached]:
-    """Re-check every stored revision; the advisory matches newly attached ([] when off)."""
+def recheck_advisories(
+    settings: Settings, store: Store, progress: Callable[[int, int], None] | None = None
+) -> list[AdvisoryAttached]:
+    """Re-check every stored revision, calling `progress(done, total)` after each; the
+    advisory matches newly attached ([] when off)."""
     service = advisory_service(settings)
     if service is None:
         return []
     try:
-        return AdvisoryAttacher(store, service).recheck_all()
+        return AdvisoryAttacher(store, service).recheck_all(progress)
     finally:
         service.close()
 

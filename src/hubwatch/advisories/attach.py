@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -133,27 +133,31 @@ class AdvisoryAttacher:
             log.warning("advisory_check_failed", repo=stored.repo_id, sha=sha, error=str(exc))
             return []
 
-    def recheck_all(self) -> list[AdvisoryAttached]:
-        """Check every stored revision again (after the advisory data was refreshed).
+    def recheck_all(
+        self, progress: Callable[[int, int], None] | None = None
+    ) -> list[AdvisoryAttached]:
+        """Check every stored revision again (after the advisory data was refreshed);
+        `progress(done, total)` is called after each revision.
 
         Every revision is checked (a failed one keeps its matches and reads `degraded`);
         then, if the service failed on any, AdvisoryServiceError says how many.
         """
         events: list[AdvisoryAttached] = []
         failed: list[AdvisoryServiceError] = []
-        for tracked in self._store.list_repos():
-            for revision in self._store.history(tracked.ref.repo_id):
-                try:
-                    events += self.attach(tracked.ref.repo_id, revision.sha)
-                except HubwatchError as exc:
-                    log.warning(
-                        "advisory_check_failed",
-                        repo=tracked.ref.repo_id,
-                        sha=revision.sha,
-                        error=str(exc),
-                    )
-                if self.last_error is not None:
-                    failed.append(self.last_error)
+        revisions = [
+            (tracked.ref.repo_id, revision.sha)
+            for tracked in self._store.list_repos()
+            for revision in self._store.history(tracked.ref.repo_id)
+        ]
+        for done, (repo_id, sha) in enumerate(revisions, 1):
+            try:
+                events += self.attach(repo_id, sha)
+            except HubwatchError as exc:
+                log.warning("advisory_check_failed", repo=repo_id, sha=sha, error=str(exc))
+            if self.last_error is not None:
+                failed.append(self.last_error)
+            if progress is not None:
+                progress(done, len(revisions))
         if failed:
             raise AdvisoryServiceError(
                 f"advisories unknown for {len(failed)} revision(s), their earlier matches "

@@ -21,6 +21,7 @@ from hubwatch.cli import (  # noqa: E402, F401 - register their commands
     serve,
     subscriptions,
     tracking,
+    views,  # after tracking: `--help` lists history and show after poll
     worker,
 )
 from hubwatch.cli.base import (  # noqa: E402

@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from hubwatch import __version__
+from hubwatch.cli.hints import about_repo, with_next_step
 
 # The exit codes are re-exported: commands and scripts name them from the CLI.
 from hubwatch.errors import EXIT_AUTH as EXIT_AUTH
@@ -28,7 +29,7 @@ from hubwatch.errors import EXIT_ERROR as EXIT_ERROR
 from hubwatch.errors import EXIT_NOT_FOUND as EXIT_NOT_FOUND
 from hubwatch.errors import EXIT_UNREACHABLE as EXIT_UNREACHABLE
 from hubwatch.errors import EXIT_USAGE as EXIT_USAGE
-from hubwatch.errors import HubwatchError
+from hubwatch.errors import HubwatchError, NotTracked, UnknownRevision
 from hubwatch.gcpause import paused_gc
 from hubwatch.models import Severity, validate_repo_id
 
@@ -67,10 +68,22 @@ _RAW_IN_JSON = re.compile(r"[\x7f-\x9f\ud800-\udfff]")
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 RepoArg = Annotated[str, typer.Argument(metavar="ORG/NAME", help="Repository id.")]
 RevArg = Annotated[str, typer.Argument(metavar="REV", help="Full or abbreviated commit sha.")]
+NewestFirstOption = Annotated[
+    bool, typer.Option("--newest-first", help="The newest revision first (default: oldest).")
+]
 SeverityOption = Annotated[
     Severity | None,
     typer.Option("--severity", help="Only changes at this severity or above."),
 ]
+
+
+def cleaned(text: object, *, lines: bool = False) -> str:
+    """Upstream text without terminal escape sequences and control characters, for a rich
+    `Text` (which reads no markup); tabs and newlines kept with `lines`, spaces without."""
+    clean = _SEQUENCE.sub("", str(text))
+    if not lines:
+        clean = clean.replace("\r\n", " ").translate(_ONE_LINE)
+    return _SURROGATE.sub("\N{REPLACEMENT CHARACTER}", _CONTROL.sub("", clean))
 
 
 def shown(text: object, most: int | None = None, *, lines: bool = False) -> str:
@@ -81,19 +94,17 @@ def shown(text: object, most: int | None = None, *, lines: bool = False) -> str:
 
     Tabs and newlines are kept with `lines` (a multi-line detail) and become spaces without it.
     """
-    clean = _SEQUENCE.sub("", str(text))
-    if not lines:
-        clean = clean.replace("\r\n", " ").translate(_ONE_LINE)
-    clean = _SURROGATE.sub("\N{REPLACEMENT CHARACTER}", _CONTROL.sub("", clean))
+    clean = cleaned(text, lines=lines)
     # NOTE: rich's escape doubles a trailing backslash in case a tag follows; at the end of a
     # cell or line it would print twice, so it is escaped with the space that follows instead.
     return escape(clean[:most] + " ")[:-1]
 
 
 def fail(exc: Exception) -> NoReturn:
-    """Print one line and exit with the error's exit code (1 for anything not ours)."""
+    """Print one line, with the next step when there is one, and exit with the error's exit
+    code (1 for anything not ours)."""
     code = exc.exit_code if isinstance(exc, HubwatchError) else EXIT_ERROR
-    err.print(f"error: {shown(exc)}", highlight=False)
+    err.print(f"error: {shown(with_next_step(exc))}", highlight=False)
     raise typer.Exit(code)
 
 
@@ -174,6 +185,8 @@ def stored(repo_id: str | None = None) -> Iterator[Store]:
     store = open_store(cfg)
     try:
         yield store
+    except (NotTracked, UnknownRevision) as exc:
+        raise about_repo(exc, repo_id) from None
     finally:
         store.close()
 

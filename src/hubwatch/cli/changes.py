@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
 from typing import Annotated, Any
 
 import typer
-from rich.padding import Padding
-from rich.table import Table
 
 from hubwatch.cli.base import (
     JsonOption,
+    NewestFirstOption,
     RepoArg,
     SeverityOption,
     app,
@@ -24,47 +22,18 @@ from hubwatch.cli.base import (
     shown,
     stored,
 )
+from hubwatch.cli.render import change_detail, changes_grid, folding, severity_label
 from hubwatch.models import Change, RepoEvent, RevisionChanges, Severity
 from hubwatch.models.timestamps import to_minute
-
-_STYLE = {
-    Severity.BREAKING: "bold red",
-    Severity.SECURITY: "bold magenta",
-    Severity.BEHAVIOR: "yellow",
-    Severity.INFO: "dim",
-}
-
-
-def _changes_table(rows: Iterable[tuple[str | None, Change]]) -> Padding:
-    """Changes as an indented grid whose kind and summary wrap (fold), never cut, to the width."""
-    rows = list(rows)
-    grid = Table.grid(padding=(0, 1))
-    if any(at is not None for at, _ in rows):
-        grid.add_column(no_wrap=True)
-    grid.add_column(no_wrap=True, min_width=8)
-    grid.add_column(overflow="fold", max_width=30)
-    grid.add_column(overflow="fold", ratio=1)
-    for at, change in rows:
-        severity = change.severity
-        cells = [] if at is None else [at]
-        grid.add_row(
-            *cells,
-            f"[{_STYLE[severity]}]{severity.value}[/]",
-            shown(change.kind),
-            shown(change.summary),
-        )
-    return Padding(grid, (0, 0, 0, 2))
 
 
 def _explain() -> None:
     """The severity policy, one row per (kind, condition)."""
     with loading():
         from hubwatch.diff import policy_table
-    grid = Table("kind", "condition", "severity", "reason")
-    for column in grid.columns:
-        column.overflow = "fold"
-    for kind, condition, severity, reason in policy_table():
-        grid.add_row(kind, condition, f"[{_STYLE[Severity(severity)]}]{severity}[/]", reason)
+    grid = folding("kind", "condition", "severity", "reason")
+    for kind, condition, level, reason in policy_table():
+        grid.add_row(kind, condition, severity_label(Severity(level)), reason)
     out.print(grid)
 
 
@@ -124,10 +93,11 @@ def changes(
         bool,
         typer.Option(
             "--detail",
-            help="With --json: include each change's detail (unified diffs…), each text once "
-            "under `details`.",
+            help="Show each change's detail (unified diffs…) under it; with --json, each text "
+            "once under `details`.",
         ),
     ] = False,
+    newest_first: NewestFirstOption = False,
     explain: Annotated[
         bool,
         typer.Option("--explain", help="Print the severity policy (kind, condition) and exit."),
@@ -151,6 +121,8 @@ def changes(
             and (severity is None or change.severity.rank >= severity.rank)
             and (start is None or (event.at is not None and event.at >= start))
         ]
+    if newest_first:
+        recorded, events = recorded[::-1], events[::-1]
     if as_json:
         print_json(_changes_json(repo_id, recorded, events, detail))
         return
@@ -158,13 +130,21 @@ def changes(
         rev = rc.revision
         title = f"[bold]{rev.sha[:12]}[/] {to_minute(rev.date)} {shown(rev.title)}"
         out.print(title, soft_wrap=False, overflow="fold", highlight=False)
-        out.print(_changes_table((None, c) for c in rc.changes), highlight=False)
+        _print_changes([(None, c) for c in rc.changes], detail)
     if events:
         out.print("[bold]repo events[/]")
-        rows = ((to_minute(event.at), change) for event, change in events)
-        out.print(_changes_table(rows), highlight=False)
+        _print_changes([(to_minute(event.at), change) for event, change in events], detail)
     if not recorded and not events:
         out.print("no recorded changes", highlight=False)
+
+
+def _print_changes(rows: list[tuple[str | None, Change]], detail: bool) -> None:
+    """One revision's changes; with `detail`, each change's detail after them."""
+    out.print(changes_grid(rows), highlight=False)
+    if detail:
+        for _, change in rows:
+            if change.detail:
+                out.print(change_detail(change), highlight=False, soft_wrap=False)
 
 
 @app.command()
@@ -189,6 +169,6 @@ def diff(
         print_json({"repo": repo_id, "from": a.sha, "to": b.sha, "changes": found})
         return
     out.print(f"[bold]{shown(repo_id)}[/] {a.sha[:12]} → {b.sha[:12]}", soft_wrap=False)
-    out.print(_changes_table((None, c) for c in found), highlight=False)
+    out.print(changes_grid((None, c) for c in found), highlight=False)
     if not found:
         out.print("  no changes", highlight=False)

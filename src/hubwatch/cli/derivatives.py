@@ -19,6 +19,7 @@ from hubwatch.cli.base import (
     shown,
     stored,
 )
+from hubwatch.cli.render import folding
 from hubwatch.models import Severity, validate_repo_id
 from hubwatch.models.derivatives import DerivativeStatus, join_derivatives
 from hubwatch.models.lineage import Derivative, LineageStatus, Relation
@@ -86,7 +87,15 @@ def derivatives(
 
 
 def _table(rows: list[DerivativeStatus]) -> Table:
-    table = Table("derivative", "relation", "status", "base revision", "missed", "modified")
+    table = folding(
+        "derivative",
+        "relation",
+        "status",
+        "base revision",
+        "missed",
+        "modified",
+        whole=("derivative",),
+    )
     for row in rows:
         table.add_row(
             shown(row.repo_id),

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
-from rich.table import Table
 
 from hubwatch.cli.base import (
     EXIT_ERROR,
@@ -22,6 +21,7 @@ from hubwatch.cli.base import (
 )
 from hubwatch.cli.base import app as _app
 from hubwatch.cli.gguf_table import render_gguf
+from hubwatch.cli.render import folding, gb
 from hubwatch.errors import InvalidRepoId
 from hubwatch.models import ReadStatus
 from hubwatch.models.gguf import is_gguf
@@ -255,10 +255,6 @@ def _report(source: str, sized: Sizing, stored: Estimate) -> dict[str, Any]:
     return report
 
 
-def _gb(n: float) -> str:
-    return f"{n / 1e9:,.2f} GB"
-
-
 def _render(report: dict[str, Any], params: dict[str, Any]) -> None:
     out.print(
         f"[bold]{shown(report['source'])}[/]  {report['family']} "
@@ -272,11 +268,11 @@ def _render(report: dict[str, Any], params: dict[str, Any]) -> None:
         f"{params['embedding']:,} embedding, {params['non_embedding']:,} non-embedding"
     )
     for m in report["memory"]:
-        parts = " + ".join(f"{k} {_gb(v)}" for k, v in m["parts"].items())
-        out.print(f"[bold]{m['workload']}[/] {_gb(m['total'])} = {parts}", highlight=False)
+        parts = " + ".join(f"{k} {gb(v)}" for k, v in m["parts"].items())
+        out.print(f"[bold]{m['workload']}[/] {gb(m['total'])} = {parts}", highlight=False)
         told = "; ".join(f"{k}: {v}" for k, v in m["assumptions"].items())
         out.print(f"  assumes {shown(told)}", highlight=False)
-    cards = Table(
+    cards = folding(
         "workload",
         *[f.gpu for f in report["max_batch"]["serving"]],
         title="largest batch per card (x2 = two-card pipeline split)",

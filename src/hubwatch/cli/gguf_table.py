@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rich.table import Table
-
 from hubwatch.cli.base import out, shown
+from hubwatch.cli.render import folding
 
 GiB = 1024**3
 
@@ -27,7 +26,7 @@ def _cards(names: list[str]) -> str:
 def render_gguf(models: Mapping[str, Mapping[str, Any]], kv_type: str) -> None:
     """One row per GGUF model: quantization, parameters, bits per weight, weights and KV cache
     in GiB at the full context and at 8k, and the cards that hold one sequence alone."""
-    table = Table(
+    table = folding(
         "file",
         "quant",
         "parameters",

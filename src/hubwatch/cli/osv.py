@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from hubwatch.cli.base import (
     JsonOption,
@@ -22,9 +23,13 @@ from hubwatch.cli.base import (
     shown,
     stored,
 )
+from hubwatch.cli.render import folding
 from hubwatch.errors import EXIT_ADVISORIES_UNKNOWN
-from hubwatch.models import AdvisoryReport, AdvisoryStatus
+from hubwatch.models import AdvisoryMatch, AdvisoryReport, AdvisoryStatus
 from hubwatch.models.timestamps import to_minute
+
+if TYPE_CHECKING:
+    from hubwatch.advisories.attach import AdvisoryAttached
 
 osv_app = typer.Typer(
     help="Known advisories (OSV) of each revision, and our changes as OSV records.",
@@ -39,6 +44,9 @@ def sync(
     download: Annotated[
         bool, typer.Option(help="Download the OSV database first (offline service only).")
     ] = True,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print each newly attached match as JSON.")
+    ] = False,
 ) -> None:
     """Refresh the local OSV database, then re-check every stored revision against it.
 
@@ -50,21 +58,90 @@ def sync(
         from hubwatch.runtime import download_advisories, recheck_advisories
         from hubwatch.settings import AdvisoryServiceKind
     if cfg.advisory_service is AdvisoryServiceKind.OFF:
-        err.print("advisories are off (HUBWATCH_ADVISORY_SERVICE=off): nothing to do")
+        err.print(
+            "advisories are off (HUBWATCH_ADVISORY_SERVICE=off): nothing to do; set it to "
+            "offline (a local OSV database) or osv (OSV.dev) to check revisions"
+        )
         return
     sizes = download_advisories(cfg) if download else {}
     for ecosystem, size in sizes.items():
-        err.print(f"downloaded {ecosystem}/all.zip ({size} bytes)", highlight=False)
-    with stored() as store:
-        attached = recheck_advisories(cfg, store)
+        err.print(f"downloaded {ecosystem}/all.zip ({size:,} bytes)", highlight=False)
+    checked = [0]
+    with stored() as store, _progress() as progress:
+        task = progress.add_task("checking revisions", total=None)
+
+        def advance(done: int, total: int) -> None:
+            checked[0] = total
+            progress.update(task, completed=done, total=total)
+
+        attached = recheck_advisories(cfg, store, advance)
+    if as_json:
+        print_json([{"repo": e.repo_id, "sha": e.sha, "match": e.match} for e in attached])
+        return
+    _sync_summary(attached, checked[0])
+
+
+def _progress() -> Progress:
+    """A bar on a terminal, gone when done; nothing at all anywhere else (a log, a pipe)."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,
+    )
+
+
+def _sync_summary(attached: list[AdvisoryAttached], checked: int) -> None:
+    """What `osv sync` found, grouped by package and severity, and where to look next."""
+    if not attached:
+        out.print(f"{checked} revision(s) checked: no advisory newly applies", highlight=False)
+        return
+    groups: dict[tuple[str, str], list[AdvisoryAttached]] = defaultdict(list)
     for event in attached:
-        m = event.match
-        out.print(
-            f"{shown(event.repo_id)} {event.sha[:12]}: {shown(m.advisory_id)} now applies "
-            f"({shown(m.package)} {shown(m.version or '')})",
-            highlight=False,
+        groups[(event.match.package, _level(event.match))].append(event)
+    repos = {e.repo_id for e in attached}
+    out.print(
+        f"{checked} revision(s) checked: {len({e.match.advisory_id for e in attached})} "
+        f"advisories newly apply to {len({(e.repo_id, e.sha) for e in attached})} revision(s) "
+        f"of {len(repos)} repo(s)",
+        highlight=False,
+    )
+    table = folding("package", "severity", "advisories", "revisions", "repos")
+    ranked = sorted(groups.items(), key=lambda item: (item[0][0], _LEVELS.index(item[0][1])))
+    for (package, level), events in ranked:
+        table.add_row(
+            shown(package),
+            level,
+            str(len({e.match.advisory_id for e in events})),
+            str(len({(e.repo_id, e.sha) for e in events})),
+            shown(", ".join(sorted({e.repo_id for e in events}))),
         )
-    err.print(f"{len(attached)} advisory match(es) newly attached")
+    out.print(table)
+    repo_id, sha = attached[-1].repo_id, attached[-1].sha
+    out.print(
+        f"next: `hubwatch osv show {shown(repo_id)} {sha[:12]}` lists a revision's advisories",
+        highlight=False,
+        soft_wrap=False,
+        overflow="fold",
+    )
+
+
+_LEVELS = ("critical", "high", "medium", "low", "unscored")
+
+
+def _level(match: AdvisoryMatch) -> str:
+    """The advisory's highest CVSS base score, as the CVSS v3 rating names it."""
+    score = max((s.score for s in match.severity if s.score is not None), default=None)
+    if score is None:
+        return "unscored"
+    if score >= 9:
+        return "critical"
+    if score >= 7:
+        return "high"
+    return "medium" if score >= 4 else "low"
 
 
 @osv_app.command("show")
@@ -107,7 +184,7 @@ def _show(repo_id: str, sha: str, report: AdvisoryReport) -> None:
             "[red]advisories unknown: the last check failed:[/] "
             f"{shown(report.error)}\n(the matches below are from the last good check)"
         )
-    deps = Table("package", "version", "spec", "from", "why")
+    deps = folding("package", "version", "spec", "from", "why")
     for d in report.dependencies:
         deps.add_row(
             shown(d.name), shown(d.version or ""), shown(d.spec), shown(d.source), shown(d.reason)
@@ -117,7 +194,7 @@ def _show(repo_id: str, sha: str, report: AdvisoryReport) -> None:
         if report.status is AdvisoryStatus.OK:
             out.print("advisories: none known apply")
         return
-    matches = Table("advisory", "aliases", "package", "severity", "fixed", "status", "why")
+    matches = folding("advisory", "aliases", "package", "severity", "fixed", "status", "why")
     for m in report.matches:
         severity = ", ".join(
             f"{s.score} {s.vector}" if s.score is not None else s.vector for s in m.severity

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
 from hubwatch.cli.base import JsonOption, app, err, exit_on_error, out, print_json, settings, shown
+from hubwatch.cli.render import folding
 from hubwatch.models import Severity
 
 # The pins package is imported inside the commands: its scanners (YAML, TOML, shell) would
@@ -70,7 +70,7 @@ def scan_command(paths: PathsArg, as_json: JsonOption = False) -> None:
     if as_json:
         print_json([pin_json(p) for p in found])
         return
-    table = Table("where", "repo", "revision", "kind", "spelling")
+    table = folding("where", "repo", "revision", "kind", "spelling")
     for pin in found:
         table.add_row(
             shown(f"{pin.path}:{pin.line}"),
@@ -232,7 +232,7 @@ def _render(report: Report, threshold: Severity, fmt: Format, link: Link) -> str
 def _table(report: Report, threshold: Severity) -> None:
     from hubwatch.pins.findings import AdvisoryState
 
-    table = Table("where", "repo", "pinned", "status", "worst", "newest", "advisories")
+    table = folding("where", "repo", "pinned", "status", "worst", "newest", "advisories")
     for p in report.pins:
         own = p.matches
         state = p.advisory_state

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from hubwatch.cli.base import (
     JsonOption,
@@ -21,6 +20,7 @@ from hubwatch.cli.base import (
     shown,
     stored,
 )
+from hubwatch.cli.render import folding
 from hubwatch.models import Subscription
 from hubwatch.models.timestamps import to_minute
 from hubwatch.notify.subscriptions import subscribe
@@ -102,7 +102,7 @@ def list_subscriptions(as_json: JsonOption = False) -> None:
     if as_json:
         print_json([_public(s) for s in found])
         return
-    table = Table("id", "for", "url", "kinds", "severity", "state", "created")
+    table = folding("id", "for", "url", "kinds", "severity", "state", "created")
     for s in found:
         state = "enabled" if s.enabled else f"disabled: {s.disabled_reason or ''}"
         table.add_row(
@@ -135,7 +135,7 @@ def deliveries(subscription_id: IdArg, as_json: JsonOption = False) -> None:
     if as_json:
         print_json(attempts)
         return
-    table = Table("at", "event", "message", "attempt", "status", "ms", "state", "error")
+    table = folding("at", "event", "message", "attempt", "status", "ms", "state", "error")
     for a in attempts:
         table.add_row(
             # Seconds matter here: the first retries are seconds apart.

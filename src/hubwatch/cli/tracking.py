@@ -1,19 +1,18 @@
-"""CLI commands for tracking repos and reading their stored history."""
+"""CLI commands that track repos, poll them, list them and stop tracking them."""
 
 from __future__ import annotations
 
-import json
+from collections import Counter
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from hubwatch.cli.base import (
     EXIT_ERROR,
     JsonOption,
     RepoArg,
-    RevArg,
     app,
     db_app,
     err,
@@ -25,12 +24,15 @@ from hubwatch.cli.base import (
     shown,
     stored,
 )
-from hubwatch.errors import InvalidRepoId
+from hubwatch.cli.render import folding
+from hubwatch.errors import InvalidRepoId, NotTracked
 from hubwatch.models import (
     FOLLOW_HEAD,
     CommitInfo,
+    CommitSha,
     RepoRef,
     RepoState,
+    Severity,
     SourceKind,
     TrackedRepo,
     strip_credentials,
@@ -92,13 +94,53 @@ def track(
             result = rt.tracker.track(ref, advance)
             if with_base and not result.failure:
                 _track_bases(rt.tracker, rt.store, result.repo_id, base_depth)
+            if not result.failure:
+                found = _severities(rt.store, result.repo_id, result.new)
+                held = rt.store.get_repo(result.repo_id).revisions
     finally:
         if progress.live.is_started:
             progress.stop()
     if result.failure:
         raise result.failure
     # result.repo_id: the Hub's canonical id, which may differ from the one typed (letter case)
-    err.print(f"tracking {shown(result.repo_id)}: {len(result.new)} new revision(s) stored")
+    err.print(track_summary(result.repo_id, len(result.new), held, found), highlight=False)
+
+
+_ORDER = (Severity.BREAKING, Severity.SECURITY, Severity.BEHAVIOR, Severity.INFO)
+
+
+def _severities(store: Store, repo_id: str, new: list[CommitSha]) -> Counter[Severity]:
+    """How many changes of each severity the revisions just stored brought."""
+    counts: Counter[Severity] = Counter()
+    if new:
+        wanted = set(new)
+        for recorded in store.changes(repo_id):
+            if recorded.revision.sha in wanted:
+                counts.update(change.severity for change in recorded.changes)
+    return counts
+
+
+def _counted(found: Counter[Severity]) -> str:
+    """ "2 breaking, 5 info": the severities found, most severe first; "" for none."""
+    return ", ".join(f"{found[s]} {s.value}" for s in _ORDER if found[s])
+
+
+def track_summary(repo_id: str, new: int, held: int, found: Counter[Severity]) -> str:
+    """`track`'s last line: what it stored and found, and the command to run next."""
+    repo = shown(repo_id)
+    if not new:
+        head = f"{repo}: no new revisions ({held} stored)"
+    else:
+        head = f"{repo}: {new} revision{'' if new == 1 else 's'} stored"
+        counted = _counted(found)
+        head += f": {counted} changes" if counted else ", no changes found"
+    # --severity S shows S and above: the lowest of the two that need a look
+    worst = next((s for s in (Severity.SECURITY, Severity.BREAKING) if found[s]), None)
+    if worst is not None:
+        step = f"`hubwatch changes {repo} --severity {worst.value}`"
+    else:
+        step = f"`hubwatch history {repo}` or `hubwatch serve`"
+    return f"{head} — next: {step}"
 
 
 def _ref(repo_id: str, source: SourceKind, url: str | None, branch: str | None) -> RepoRef:
@@ -131,7 +173,12 @@ def _track_bases(tracker: Tracker, store: Store, repo_id: str, depth: int) -> No
 def untrack(repo_id: RepoArg) -> None:
     """Stop tracking a repo and delete its stored history."""
     with stored(repo_id) as store:
-        store.remove_repo(repo_id)
+        try:
+            store.remove_repo(repo_id)
+        except NotTracked:
+            raise NotTracked(
+                f"{repo_id} is not tracked: nothing to untrack (`hubwatch list` shows what is)"
+            ) from None
     err.print(f"untracked {shown(repo_id)}")
 
 
@@ -143,9 +190,8 @@ def list_repos(as_json: JsonOption = False) -> None:
     if as_json:
         print_json(repos)
         return
-    table = Table("repo", "source", "state", "revisions", "head", "last polled", "last error")
-    for repo in repos:
-        table.add_row(
+    rows = [
+        (
             shown(repo.ref.repo_id),
             repo.ref.source.value,
             _state(repo),
@@ -154,7 +200,32 @@ def list_repos(as_json: JsonOption = False) -> None:
             to_minute(repo.last_polled_at),
             shown(repo.last_error or ""),
         )
-    out.print(table)
+        for repo in repos
+    ]
+    table = folding(*_LIST_HEADERS)
+    for row in rows:
+        table.add_row(*row)
+    if Measurement.get(out, out.options.update_width(_UNBOUNDED), table).maximum <= out.width:
+        out.print(table)
+        return
+    # NOTE: too narrow for the table uncut (ids of 40 characters are common): one repo per
+    # record, its id whole on a line of its own, the rest folded under it (issue 32)
+    for repo_id, source, state, revisions, head, polled, error in rows:
+        out.print(f"[bold]{repo_id}[/]", soft_wrap=True, highlight=False)
+        said = f"  {source}, {state}, {revisions} revisions, head {head or '-'}"
+        out.print(
+            said + f", polled {polled or 'never'}",
+            soft_wrap=False,
+            overflow="fold",
+            highlight=False,
+        )
+        if error:
+            out.print(f"  last error: {error}", soft_wrap=False, overflow="fold", highlight=False)
+
+
+_UNBOUNDED = 100_000
+"""A width no table reaches: measured against it, a table gives the width it needs uncut."""
+_LIST_HEADERS = ("repo", "source", "state", "revisions", "head", "last polled", "last error")
 
 
 def _tracked_repos() -> list[TrackedRepo]:
@@ -197,8 +268,11 @@ def poll(
             run_forever(rt)
             return
         results = rt.tracker.poll_all()
+        found = {r.repo_id: _severities(rt.store, r.repo_id, r.new) for r in results if r.new}
     for result in results:
         line = f"{shown(result.repo_id)}: {len(result.new)} new"
+        if counted := _counted(found.get(result.repo_id, Counter())):
+            line += f" ({counted} changes)"
         if result.unreachable:
             line += f", {len(result.unreachable)} no longer reachable"
         if result.error:
@@ -206,82 +280,6 @@ def poll(
         err.print(line, highlight=False)
     if any(result.error for result in results):
         raise typer.Exit(EXIT_ERROR)
-
-
-@app.command()
-@exit_on_error()
-def history(repo_id: RepoArg, as_json: JsonOption = False) -> None:
-    """Show a repo's stored revisions, oldest first, with the files each one changed."""
-    with stored(repo_id) as store:
-        revisions = store.history(repo_id)
-        events = store.events(repo_id)
-    if as_json:
-        print_json({"repo": repo_id, "revisions": revisions, "events": events})
-        return
-    table = _folding("sha", "date", "title", "changed files")
-    for rev in revisions:
-        title = shown(rev.title) + ("" if rev.reachable else r" \[unreachable]")
-        changed = ", ".join(rev.changed[:_FILES_SHOWN])
-        if len(rev.changed) > _FILES_SHOWN:
-            changed += f" and {len(rev.changed) - _FILES_SHOWN} more"
-        table.add_row(rev.sha[:12], to_minute(rev.date), title, shown(changed))
-    out.print(table)
-    for event in events:
-        out.print(
-            f"{to_minute(event.at)} {event.kind.value}: {shown(event.detail)}",
-            highlight=False,
-            soft_wrap=False,
-            overflow="fold",
-        )
-
-
-_FILES_SHOWN = 6
-
-
-def _folding(*headers: str) -> Table:
-    """A table whose cells wrap (fold) to the terminal's width instead of being cut with "…"."""
-    table = Table(*headers)
-    for column in table.columns:
-        column.overflow = "fold"
-    return table
-
-
-@app.command()
-@exit_on_error()
-def show(
-    repo_id: RepoArg,
-    rev: RevArg,
-    as_json: JsonOption = False,
-) -> None:
-    """Show one stored revision: metadata, model card keys, and every file with its read status."""
-    with stored(repo_id) as store:
-        revision = store.revision(repo_id, rev)
-        files = store.files(repo_id, revision.sha)
-    if as_json:
-        print_json({"revision": revision, "files": files})
-        return
-    lines = [
-        f"[bold]{shown(repo_id)}[/] {revision.sha}",
-        f"date:    {to_minute(revision.date)}\nauthors: {shown(', '.join(revision.authors))}",
-        f"title:   {shown(revision.title)}",
-    ]
-    if revision.card:
-        lines.append(f"card:    {shown(json.dumps(revision.card))}")
-    for line in lines:
-        out.print(line, soft_wrap=False, overflow="fold")
-    table = _folding("path", "size", "changed", "content", "header", "note")
-    changed = set(revision.changed)
-    for f in files:
-        note = f.content_error or f.header_error or ""
-        table.add_row(
-            shown(f.path),
-            str(f.size),
-            "yes" if f.path in changed else "",
-            f.content_status.value if f.content_status else "",
-            f.header_status.value if f.header_status else "",
-            shown(note),
-        )
-    out.print(table)
 
 
 @db_app.command("upgrade")
