@@ -167,7 +167,7 @@ def _guarded(job: PeriodicJob, store: ScheduleStore, worker: Worker) -> Callable
             return
         try:
             job.run()
-            log.info("job_finished", job=job.name)
+            log.debug("job_finished", job=job.name)  # every tick: not worth a line (issue 32)
         except StoreUnavailable:
             raise  # not a failure of the job: the store logs the outage once (_quiet_outage)
         except Exception:  # a periodic job must never end the worker

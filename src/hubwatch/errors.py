@@ -62,6 +62,8 @@ class HubwatchError(Exception):
     exit_code: ClassVar[int] = EXIT_ERROR
     #: what the API answers
     http_status: ClassVar[HTTPStatus] = HTTPStatus.INTERNAL_SERVER_ERROR
+    #: what the user could do next, printed by the CLI after the message (not logged with it)
+    next_step: str | None = None
 
 
 class InvalidRepoId(HubwatchError):

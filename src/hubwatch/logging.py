@@ -71,8 +71,27 @@ class Redactor:
         return self.text(line)
 
 
-def configure_logging(level: str = "INFO", json: bool = False, secrets: Iterable[str] = ()) -> None:
-    """Send structured logs to stderr, as JSON lines or for a console, none of `secrets` in them.
+THIRD_PARTY = (
+    "httpx",
+    "httpx2",
+    "httpcore",
+    "huggingface_hub",
+    "urllib3",
+    "apscheduler",
+    "alembic",
+    "uvicorn",
+)
+"""Libraries whose INFO lines (a line per outgoing HTTP request, per job run, per migration,
+uvicorn's start-up chatter) are shown only with `--verbose`; their warnings always are (issue
+32: 80 lines of the HTTP client's for 9 revisions buried the progress bar). The API's access
+log (`uvicorn.access`, a line per request served) stays: it is what an operator reads."""
+
+
+def configure_logging(
+    level: str = "INFO", json: bool = False, secrets: Iterable[str] = (), verbose: bool = False
+) -> None:
+    """Send structured logs to stderr, as JSON lines or for a console, none of `secrets` in them;
+    the libraries' INFO lines only when `verbose`.
 
     Tracebacks are plain text, never with local variables (rich's and structlog's pretty ones
     print every local of every frame: tokens, passwords, request headers).
@@ -113,8 +132,9 @@ def configure_logging(level: str = "INFO", json: bool = False, secrets: Iterable
     wanted = logging.getLevelName(level.upper())
     root.setLevel(max(wanted, logging.INFO))
     logging.getLogger("hubwatch").setLevel(wanted)
-    for chatty in ("alembic", "apscheduler"):  # migrations and every job run, at INFO
-        logging.getLogger(chatty).setLevel(logging.WARNING)
+    for chatty in THIRD_PARTY:
+        logging.getLogger(chatty).setLevel(logging.NOTSET if verbose else logging.WARNING)
+    logging.getLogger("uvicorn.access").setLevel(logging.INFO)
     # NOTE: our own events go through the same stdlib handler as the libraries' (one stream,
     # one lock): two writers on stderr interleave lines from different threads (workers).
     structlog.configure(

@@ -6,7 +6,7 @@ import asyncio
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 
@@ -121,11 +121,22 @@ GRACEFUL_S = 10
 """How long a stopping `serve` lets requests in progress finish."""
 
 
-def serve(rt: Runtime, host: str, port: int) -> None:
+Ready = Callable[[str], None]
+"""Called with the server's URL once it listens (`hubwatch demo` prints it then)."""
+
+
+def bound_url(server: uvicorn.Server, host: str) -> str:
+    """The URL `server` listens on, with the port it was given (port 0: a free one)."""
+    port = server.servers[0].sockets[0].getsockname()[1] if server.servers else 0
+    shown_host = f"[{host}]" if ":" in host else host
+    return f"http://{shown_host}:{port}"
+
+
+def serve(rt: Runtime, host: str, port: int, ready: Ready | None = None) -> None:
     """Serve the API and run the poll and webhook jobs until SIGINT or SIGTERM; over a store
     that cannot be written, serve the API's reads alone (`serve_read_only`)."""
     if rt.store.read_only is not None:
-        serve_read_only(rt, host, port)
+        serve_read_only(rt, host, port, ready)
         return
     cfg = rt.settings
     notifier = rt.notifier
@@ -137,12 +148,15 @@ def serve(rt: Runtime, host: str, port: int) -> None:
                 notifier.collect_events()
             webhooks.deliver_due()
 
-        with api_server(rt, host, port):
-            log.info("api_started", host=host, port=port)
+        with api_server(rt, host, port) as server:
+            url = bound_url(server, host)
+            log.info("api_started", host=host, port=port, url=url)
+            if ready is not None:
+                ready(url)
             run_forever(rt, extra_jobs=[PeriodicJob("webhooks", deliver, cfg.webhook_interval_s)])
 
 
-def serve_read_only(rt: Runtime, host: str, port: int) -> None:
+def serve_read_only(rt: Runtime, host: str, port: int, ready: Ready | None = None) -> None:
     """Serve the API's reads until SIGINT or SIGTERM: no polls and no deliveries (they write),
     writes answered 503 with the reason. Restarted once the disk has room, `serve` is whole."""
     log.warning("serving_read_only", reason=rt.store.read_only)
@@ -154,7 +168,10 @@ def serve_read_only(rt: Runtime, host: str, port: int) -> None:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    with api_server(rt, host, port):
-        log.info("api_started", host=host, port=port, read_only=True)
+    with api_server(rt, host, port) as server:
+        url = bound_url(server, host)
+        log.info("api_started", host=host, port=port, url=url, read_only=True)
+        if ready is not None:
+            ready(url)
         while not stopping.wait(1.0):
             pass

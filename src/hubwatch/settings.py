@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
+from typing import Literal
 from urllib.parse import unquote, urlsplit
 
 from pydantic import AliasChoices, Field, SecretStr
@@ -143,7 +144,10 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
     """DEBUG, INFO, WARNING or ERROR."""
     log_json: bool = False
-    """JSON log lines instead of the console renderer."""
+    """JSON log lines instead of the console renderer (as `log_format=json`)."""
+    log_format: Literal["console", "json"] = "console"
+    """How log lines are written on stderr: `console` (for people) or `json` (one object a line,
+    for log pipelines); `hubwatch --log-format` overrides it."""
 
     def resolved_database_url(self) -> str:
         """The database URL to use: the setting, or SQLite in data_dir."""

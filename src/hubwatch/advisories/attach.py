@@ -59,6 +59,9 @@ class AdvisoryAttacher:
         self._imports = imports or ImportCache()
         self.last_error: AdvisoryServiceError | None = None
         """Why the last `attach` could not check (its revision reads `degraded`); None: it did."""
+        self._warned: str | None = None
+        """The failure last logged as a warning: the same one again (no OSV database, for every
+        revision of a backfill) is logged at debug, until a check succeeds (issue 32)."""
 
     def attach(self, repo_id: str, sha: CommitSha) -> list[AdvisoryAttached]:
         """Check one stored revision; never raises for upstream or data trouble (it is recorded)."""
@@ -90,11 +93,12 @@ class AdvisoryAttacher:
             # the stored matches stay (record_advisories with None): a database that cannot
             # be read says nothing about them, and the revision reads `degraded`
             self.last_error = exc
-            log.warning("advisory_check_failed", repo=repo_id, sha=sha, error=str(exc))
+            self._failed(repo_id, sha, exc)
             self._store.record_advisories(
                 repo_id, sha, found.dependencies, None, service=self._service.name, error=str(exc)
             )
             return [], []
+        self._warned = None
         matches = dedupe([m for found_matches in answers.values() for m in found_matches])
         new = self._store.record_advisories(
             repo_id, sha, found.dependencies, matches, service=self._service.name
@@ -130,8 +134,17 @@ class AdvisoryAttacher:
                 stored.repo_id, sha, stored.files, stored.card, stored.commit.parents
             )[1]
         except HubwatchError as exc:
-            log.warning("advisory_check_failed", repo=stored.repo_id, sha=sha, error=str(exc))
+            self._failed(stored.repo_id, sha, exc)
             return []
+
+    def _failed(self, repo_id: str, sha: CommitSha, exc: HubwatchError) -> None:
+        """Log a failed check: a warning the first time it fails so, debug after."""
+        error = str(exc)
+        if error == self._warned:
+            log.debug("advisory_check_failed", repo=repo_id, sha=sha, error=error, repeated=True)
+            return
+        self._warned = error
+        log.warning("advisory_check_failed", repo=repo_id, sha=sha, error=error)
 
     def recheck_all(
         self, progress: Callable[[int, int], None] | None = None

@@ -122,7 +122,7 @@ class OfflineOsvService(AdvisoryService):
                 continue
             for key in packages(record):
                 index[key].append(record)
-        log.info("osv_database_loaded", root=str(self._root), records=len(seen))
+        log.debug("osv_database_loaded", root=str(self._root), records=len(seen))
         return dict(index)
 
 

@@ -14,6 +14,7 @@ gc.disable()
 
 from hubwatch.cli import (  # noqa: E402, F401 - register their commands
     changes,
+    demo,
     derivatives,
     estimate,
     osv,

@@ -11,9 +11,9 @@ import json
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict, dataclass, is_dataclass
 from datetime import datetime
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
@@ -134,7 +134,9 @@ def settings() -> Settings:
         first = exc.errors()[0]
         err.print(f"error: setting {'.'.join(map(str, first['loc']))}: {first['msg']}")
         raise typer.Exit(EXIT_USAGE) from None
-    configure_logging(loaded.log_level, loaded.log_json, loaded.secret_values())
+    chosen = _logs.format.value if _logs.format else loaded.log_format
+    as_json = chosen == "json" or (_logs.format is None and loaded.log_json)
+    configure_logging(loaded.log_level, as_json, loaded.secret_values(), verbose=_logs.verbose)
     return loaded
 
 
@@ -164,10 +166,38 @@ def _json_escape(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
+class LogFormat(StrEnum):
+    """How log lines are written on stderr (HUBWATCH_LOG_FORMAT)."""
+
+    CONSOLE = "console"
+    JSON = "json"
+
+
+@dataclass
+class LogChoice:
+    """The global logging options of this invocation, for `settings()` to apply."""
+
+    format: LogFormat | None = None
+    verbose: bool = False
+
+
+_logs = LogChoice()
+
+
 @app.callback(invoke_without_command=True)
 def _root(
     version: Annotated[bool, typer.Option("--version", help="Print the version.")] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Show the libraries' INFO log lines too.")
+    ] = False,
+    log_format: Annotated[
+        LogFormat | None,
+        typer.Option(
+            "--log-format", help="Log lines as console text or JSON [HUBWATCH_LOG_FORMAT]."
+        ),
+    ] = None,
 ) -> None:
+    _logs.format, _logs.verbose = log_format, verbose
     if version:
         out.print(f"hubwatch {__version__}")
         raise typer.Exit()

@@ -84,6 +84,8 @@ _STEPS = (
 def with_next_step(exc: Exception) -> str:
     """The error's message, and what to do next when we know and it does not say."""
     text = str(exc)
+    if isinstance(exc, HubwatchError) and exc.next_step:
+        return f"{text}; {exc.next_step}"  # the error knows its own next step
     for known in _STEPS:
         if isinstance(exc, known.kind):
             said = any(words.lower() in text.lower() for words in known.unless)

@@ -275,7 +275,7 @@ class HubSource(RevisionSource, ChangeFeed, DerivativeListing):
             raise self._error(repo, exc) from exc
 
     def _error(self, repo: RepoRef, exc: Exception, reading: str | None = None) -> Exception:
-        error = translate(repo, exc, reading)
+        error = translate(repo, exc, self._endpoint, reading)
         # NOTE: the Hub answers a refused token exactly as an anonymous caller: 401, "Invalid
         # username or password." (tests/data/hub-traces/ref-anonymous.json, exchanges 2-12),
         # which huggingface_hub maps to RepositoryNotFoundError on https (REPO_API_REGEX in

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit
+from urllib.request import getproxies, proxy_bypass
 
 import httpx2
 import huggingface_hub
@@ -34,6 +35,7 @@ from hubwatch.errors import (
     UnexpectedResponse,
 )
 from hubwatch.models import RepoRef
+from hubwatch.models.credentials import redact_text
 from hubwatch.outbound import client
 from hubwatch.sources.pacing import Pacer, bucket_of
 
@@ -140,18 +142,25 @@ def retry_after(response: Any) -> float | None:
         return None
 
 
-def translate(repo: RepoRef, exc: Exception, reading: str | None = None) -> Exception:
+def translate(
+    repo: RepoRef, exc: Exception, endpoint: str, reading: str | None = None
+) -> Exception:
     """Map huggingface_hub / httpx2 failures onto hubwatch's error tree.
 
     `reading` names the file being downloaded: a bare 404 there (the CDN lost an LFS object)
     concerns that file, not the repo. A 401 with a token configured is HubSource's to map.
+    `endpoint`: the Hub asked, named when it cannot be reached.
     """
     name = repo.repo_id
     if isinstance(exc, SourceError):
         return exc
     if isinstance(exc, hf_errors.OfflineModeIsEnabled):
         # raised by huggingface_hub's request hook before anything is sent (utils/_http.py)
-        return SourceOffline(f"{name}: cannot reach the Hub: offline mode is on (HF_HUB_OFFLINE)")
+        offline = SourceOffline(
+            f"{name}: cannot reach the Hub: offline mode is on (HF_HUB_OFFLINE)"
+        )
+        offline.next_step = OFFLINE_NEXT_STEP
+        return offline
     if isinstance(exc, hf_errors.GatedRepoError):
         return RepoGated(f"{name}: gated repo; the token has not been granted access")
     if isinstance(exc, hf_errors.DisabledRepoError):
@@ -166,17 +175,47 @@ def translate(repo: RepoRef, exc: Exception, reading: str | None = None) -> Exce
         return RepoNotFound(f"{name}: repo not found on the Hub")
     if isinstance(exc, hf_errors.HfHubHTTPError):
         return _http_error(name, exc.response, reading)
-    if isinstance(exc, httpx2.TimeoutException):
-        return SourceTimedOut(f"{name}: cannot reach the Hub (no answer: {type(exc).__name__})")
     if isinstance(exc, httpx2.HTTPError):
-        # resets, truncated bodies (RemoteProtocolError), refused connections
-        return SourceUnavailable(f"{name}: cannot reach the Hub ({type(exc).__name__})")
+        return unreachable(name, exc, endpoint)
     if isinstance(exc, ValueError | KeyError | TypeError):
         # a body that is not JSON (json.JSONDecodeError is a ValueError) or JSON of another
         # shape, or a bug here: asking again gets the same answer, so it is not retried
         kind = type(exc).__name__
         return UnexpectedResponse(f"{name}: the Hub sent a malformed response ({kind})")
     return exc
+
+
+UNREACHABLE_NEXT_STEP = (
+    "behind a proxy, set HTTPS_PROXY (or HTTP_PROXY); for a mirror of the Hub, set HF_ENDPOINT; "
+    "to use only what is stored, set HF_HUB_OFFLINE=1; to see hubwatch without the Hub, run "
+    "`hubwatch demo`"
+)
+"""What the CLI prints after an unreachable Hub's error (issue 32: a newcomer behind a proxy saw
+"cannot reach the Hub (ConnectError)" and nothing to try)."""
+OFFLINE_NEXT_STEP = "unset HF_HUB_OFFLINE to reach the Hub, or run `hubwatch demo`"
+_REASON_CHARS = 120
+
+
+def unreachable(name: str, exc: httpx2.HTTPError, endpoint: str) -> SourceUnavailable:
+    """The error of a Hub that could not be reached (refused, DNS, proxy, reset, no answer),
+    naming the endpoint and why, with what to try next."""
+    kind = type(exc).__name__
+    # NOTE: a proxy's URL in the reason may carry its credentials
+    reason = redact_text(" ".join(str(exc).split()))[:_REASON_CHARS]
+    why = f"{kind}: {reason}" if reason else kind
+    where = endpoint.rstrip("/")
+    parts = urlsplit(where)
+    proxy = getproxies().get(parts.scheme)
+    if proxy and not proxy_bypass(parts.hostname or ""):
+        where += f" through the proxy {redact_text(proxy)}"
+    error: SourceUnavailable
+    if isinstance(exc, httpx2.TimeoutException):
+        error = SourceTimedOut(f"{name}: cannot reach the Hub at {where} (no answer: {why})")
+    else:
+        # resets, truncated bodies (RemoteProtocolError), refused connections, DNS, proxies
+        error = SourceUnavailable(f"{name}: cannot reach the Hub at {where} ({why})")
+    error.next_step = UNREACHABLE_NEXT_STEP
+    return error
 
 
 def _http_error(name: str, response: Any, reading: str | None) -> SourceError:

@@ -154,9 +154,17 @@ class RevisionPipeline:
         run.result.new.append(commit.sha)
         if found.change() is not None:
             run.result.partial.append(commit.sha)
-        log.info("revision_detected", sha=commit.sha, title=commit.title[:80])
+        changes = with_partial(snapshot, found).changes
+        # one line per revision stored, naming what a reader acts on (issue 32)
+        log.info(
+            "revision_detected",
+            sha=commit.sha,
+            title=commit.title[:80],
+            changes=len(changes),
+            notable=notable(changes),
+        )
         metrics.REVISIONS.inc()
-        metrics.count_changes(with_partial(snapshot, found).changes)
+        metrics.count_changes(changes)
         if run.tracked.head is not None:  # a new commit, not a backfill of old history
             lag = (now() - commit.date).total_seconds()
             metrics.DETECTION_LAG.observe(max(lag, 0.0))
@@ -291,6 +299,28 @@ class RevisionPipeline:
                 continue
             if added:
                 stored = replace(stored, changes=(*stored.changes, *added))
+
+
+NOTABLE_FROM = Severity.BEHAVIOR
+"""Changes at this severity or above are named in a revision's log line."""
+_NOTABLE_NAMED = 8
+
+
+def notable(changes: Sequence[Change]) -> list[str]:
+    """The kinds of the changes at `NOTABLE_FROM` or above, most severe first, each once, with
+    its severity and how often it occurs (`chat_template.changed (behavior) x2`)."""
+    counts: dict[tuple[int, str, str], int] = {}
+    for change in changes:
+        if change.severity.rank >= NOTABLE_FROM.rank:
+            key = (-change.severity.rank, change.kind, change.severity.value)
+            counts[key] = counts.get(key, 0) + 1
+    named = [
+        f"{kind} ({severity})" + (f" x{count}" if count > 1 else "")
+        for (_, kind, severity), count in sorted(counts.items())
+    ]
+    if len(named) > _NOTABLE_NAMED:
+        named[_NOTABLE_NAMED:] = [f"and {len(named) - _NOTABLE_NAMED} more kinds"]
+    return named
 
 
 def _files_of(run: PollRun, held: LastStored, base: CommitSha | None) -> list[StoredFile]:
