@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from hubwatch.cli.base import app, err, exit_on_error, loading, out, settings, shown
+from hubwatch.cli.tracking import severities, stored_line
 from hubwatch.models import FOLLOW_HEAD, RepoRef, SourceKind
 
 if TYPE_CHECKING:
@@ -55,7 +56,9 @@ def demo(
             result = rt.tracker.track(_source(where))
             if result.failure:
                 raise result.failure
-            err.print(f"{DEMO_REPO}: {len(result.new)} new revision(s) stored", highlight=False)
+            found = severities(rt.store, result.repo_id, result.new)
+            held = rt.store.get_repo(result.repo_id).revisions
+            err.print(stored_line(result.repo_id, len(result.new), held, found), highlight=False)
 
             def ready(url: str) -> None:
                 out.print(f"{url}/repos/{DEMO_REPO}", highlight=False, soft_wrap=True)

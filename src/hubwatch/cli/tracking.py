@@ -95,7 +95,7 @@ def track(
             if with_base and not result.failure:
                 _track_bases(rt.tracker, rt.store, result.repo_id, base_depth)
             if not result.failure:
-                found = _severities(rt.store, result.repo_id, result.new)
+                found = severities(rt.store, result.repo_id, result.new)
                 held = rt.store.get_repo(result.repo_id).revisions
     finally:
         if progress.live.is_started:
@@ -109,7 +109,7 @@ def track(
 _ORDER = (Severity.BREAKING, Severity.SECURITY, Severity.BEHAVIOR, Severity.INFO)
 
 
-def _severities(store: Store, repo_id: str, new: list[CommitSha]) -> Counter[Severity]:
+def severities(store: Store, repo_id: str, new: list[CommitSha]) -> Counter[Severity]:
     """How many changes of each severity the revisions just stored brought."""
     counts: Counter[Severity] = Counter()
     if new:
@@ -125,15 +125,20 @@ def _counted(found: Counter[Severity]) -> str:
     return ", ".join(f"{found[s]} {s.value}" for s in _ORDER if found[s])
 
 
+def stored_line(repo_id: str, new: int, held: int, found: Counter[Severity]) -> str:
+    """What a backfill stored and found: "org/m: 9 revisions stored: 4 behavior, 17 info"."""
+    repo = shown(repo_id)
+    if not new:
+        return f"{repo}: no new revisions ({held} stored)"
+    head = f"{repo}: {new} revision{'' if new == 1 else 's'} stored"
+    counted = _counted(found)
+    return head + (f": {counted} changes" if counted else ", no changes found")
+
+
 def track_summary(repo_id: str, new: int, held: int, found: Counter[Severity]) -> str:
     """`track`'s last line: what it stored and found, and the command to run next."""
     repo = shown(repo_id)
-    if not new:
-        head = f"{repo}: no new revisions ({held} stored)"
-    else:
-        head = f"{repo}: {new} revision{'' if new == 1 else 's'} stored"
-        counted = _counted(found)
-        head += f": {counted} changes" if counted else ", no changes found"
+    head = stored_line(repo_id, new, held, found)
     # --severity S shows S and above: the lowest of the two that need a look
     worst = next((s for s in (Severity.SECURITY, Severity.BREAKING) if found[s]), None)
     if worst is not None:
@@ -268,7 +273,7 @@ def poll(
             run_forever(rt)
             return
         results = rt.tracker.poll_all()
-        found = {r.repo_id: _severities(rt.store, r.repo_id, r.new) for r in results if r.new}
+        found = {r.repo_id: severities(rt.store, r.repo_id, r.new) for r in results if r.new}
     for result in results:
         line = f"{shown(result.repo_id)}: {len(result.new)} new"
         if counted := _counted(found.get(result.repo_id, Counter())):
