@@ -57,6 +57,10 @@ class Fleet:
         self._files.append(out)
         return proc
 
+    def started(self, proc: subprocess.Popen[bytes]) -> bool:
+        """Whether `proc` has its signal handlers (it logs daemon_started after them)."""
+        return "daemon_started" in self.logs[self.procs.index(proc)].read_text(errors="replace")
+
     def alive(self) -> list[subprocess.Popen[bytes]]:
         return [p for p in self.procs if p.poll() is None]
 
@@ -151,6 +155,12 @@ def test_four_workers_killed_at_random_record_every_revision_once(
             time.sleep(1.0)
         # graceful stop of the survivors
         survivors = fleet.alive()
+        # one started after the last kill may still be importing: SIGTERM before its handlers
+        # are in place ends it as the default action does (-15), which is not what is tested
+        deadline = time.monotonic() + 60
+        while not all(fleet.started(proc) for proc in survivors):
+            assert time.monotonic() < deadline, "a worker never started"
+            time.sleep(0.2)
         for proc in survivors:
             proc.send_signal(signal.SIGTERM)
         assert [proc.wait(timeout=60) for proc in survivors] == [0] * len(survivors)
