@@ -58,7 +58,7 @@ def shard(index: int, tensors: int, size: int, changed: int | None) -> bytes:
     return struct.pack("<Q", len(raw)) + raw + b"".join(data)
 
 
-def build(root: Path, shards: int, tensors: int, size: int) -> int:
+def build(root: Path, shards: int, tensors: int, size: int) -> tuple[int, list[bytes]]:
     names = [f"model-{i + 1:05d}-of-{shards:05d}.safetensors" for i in range(shards)]
     first = {n: shard(i, tensors, size, None) for i, n in enumerate(names)}
     second = {n: shard(i, tensors, size, i % tensors) for i, n in enumerate(names)}
@@ -67,7 +67,8 @@ def build(root: Path, shards: int, tensors: int, size: int) -> int:
         CommitSpec(second, "Re-upload every shard"),
     ]
     make_repo(root / "repo", commits, lfs_dir=root / "lfs")
-    return sum(len(b) for b in first.values()) + sum(len(b) for b in second.values())
+    total = sum(len(b) for b in first.values()) + sum(len(b) for b in second.values())
+    return total, [*first.values(), *second.values()]
 
 
 def tracked(hub: HubSimulator, root: Path) -> tuple[int, int, dict[str, int], float, dict]:
@@ -105,9 +106,11 @@ def main() -> None:
     configure_logging("warning")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        total = build(root, args.shards, args.tensors, args.tensor_kib * 1024)
+        total, uploads = build(root, args.shards, args.tensors, args.tensor_kib * 1024)
         with HubSimulator() as hub:
             hub.xet.enabled = True
+            for data in uploads:  # as they were pushed: the re-upload dedupes against the first
+                hub.xet.upload(data)
             hub.add_repo(REPO, root / "repo", lfs_dir=root / "lfs")
             requests, sent, routes, took, told = tracked(hub, root)
             shas = [c.sha for c in hub._repos[REPO].reader.log("main")][::-1]

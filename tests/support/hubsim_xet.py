@@ -13,6 +13,7 @@ so two files share the same chunks here as on the Hub. The file hashes equal hf_
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 import threading
 import time
@@ -499,6 +500,14 @@ class XetService:
         self.token_headers_only = False
         """Answer the token endpoint with headers and an empty body (huggingface_hub's reading)."""
         self._by_oid: dict[str, str] = {}
+
+    def upload(self, data: bytes) -> str:
+        """Upload an LFS object ahead of its listing (a benchmark's many large files would
+        otherwise be chunked inside one tree request); its Xet hash."""
+        oid = hashlib.sha256(data).hexdigest()
+        if oid not in self._by_oid:
+            self._by_oid[oid] = self.store.upload(data)
+        return self._by_oid[oid]
 
     def listed(self, item: dict[str, Any], read: Callable[[str], bytes | None]) -> dict[str, Any]:
         """A tree item with its `xetHash` when Xet is on and the LFS object is held."""
