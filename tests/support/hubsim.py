@@ -42,6 +42,7 @@ from .hubsim_http import (
     route,
     write_reply,
 )
+from .hubsim_xet import XetService
 
 FaultKind = Literal["429", "500", "timeout", "truncate", "reset", "malformed"]
 """"malformed": a 200 whose body is an HTML page, not the JSON asked for (a captive portal); Hub
@@ -191,6 +192,9 @@ class HubSimulator:
         self._stopping = threading.Event()
         self._servers: list[Server] = []
         self._t0 = time.monotonic()
+        self.xet = XetService()
+        """Xet storage: off until `xet.enabled` is set; then LFS files are listed with their
+        `xetHash`, and their reconstructions and read tokens are served."""
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -386,6 +390,8 @@ class HubSimulator:
         fault: _Fault | None,
         ident: str,
     ) -> Reply:
+        if target.route == "cas":
+            return self.xet.serve(target.path, request.headers.get("Authorization"), self.cdn_url)
         if target.route == "cdn":
             if fault and fault.kind in ("429", "500"):
                 headers = {"Retry-After": str(fault.retry_after_s)}
@@ -473,6 +479,8 @@ class HubSimulator:
             return self._tree(state, sha, rev, target.path, request)
         if target.route == "paths-info":
             return self._paths_info(state, sha, request)
+        if target.route == "xet-token":
+            return self.xet.token(target.repo_id, sha, self.cdn_url)
         return self._resolve(state, sha, target.path, request)
 
     def _canonical(self, repo_id: str) -> str | None:
@@ -577,7 +585,11 @@ class HubSimulator:
             prefix = path + "/"
         deep = request.arg("recursive") in TRUE
         inside = [e for e in entries if e.path.startswith(prefix)]
-        items = [entry_json(e) for e in inside if deep or "/" not in e.path.removeprefix(prefix)]
+        items = [
+            self.xet.listed(entry_json(e), self._lfs_bytes)
+            for e in inside
+            if deep or "/" not in e.path.removeprefix(prefix)
+        ]
         return page(self.url, request, items, self.page_size_tree)
 
     def _paths_info(self, state: _RepoState, sha: str, request: Request) -> Reply:
@@ -625,12 +637,19 @@ class HubSimulator:
         status, start, length = byte_range(request.headers.get("Range"), len(content), headers)
         return Reply(status, headers, content[start : start + length])
 
+    def _lfs_path(self, oid: str) -> Path | None:
+        if not _SHA256.fullmatch(oid):
+            return None
+        dirs = {s.lfs_dir for s in self._repos.values() if s.lfs_dir is not None}
+        candidates = [p for d in dirs for p in (d / oid, d / oid[:2] / oid[2:4] / oid)]
+        return next((p for p in candidates if p.is_file()), None)
+
+    def _lfs_bytes(self, oid: str) -> bytes | None:
+        found = self._lfs_path(oid)
+        return found.read_bytes() if found is not None else None
+
     def _cdn(self, oid: str, request: Request) -> Reply:
-        found = None
-        if _SHA256.fullmatch(oid):
-            dirs = {s.lfs_dir for s in self._repos.values() if s.lfs_dir is not None}
-            candidates = [p for d in dirs for p in (d / oid, d / oid[:2] / oid[2:4] / oid)]
-            found = next((p for p in candidates if p.is_file()), None)
+        found = self._lfs_path(oid)
         if found is None:
             return Reply(404, {"Content-Type": "text/plain"}, b"Not Found")
         if oid in self.cdn_refused:

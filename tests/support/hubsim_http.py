@@ -89,6 +89,8 @@ def route(path: str, method: str, *, cdn: bool) -> Target:
     """Parse a raw (still quoted) request path; revisions and file paths come back unquoted."""
     parts = path.split("/")[1:]
     if cdn:
+        if len(parts) == 3 and parts[:2] == ["v2", "reconstructions"] and method == "GET":
+            return Target("cas", None, path=parts[2])  # the Xet CAS server, beside the CDN
         ok = len(parts) == 2 and parts[0] == "cdn" and method in ("GET", "HEAD")
         return Target("cdn", None, path=parts[1]) if ok else Target("other", None)
     if parts[:2] == ["api", "whoami-v2"] and len(parts) == 2:
@@ -112,6 +114,8 @@ def route(path: str, method: str, *, cdn: bool) -> Target:
         if kind == "tree" and args:
             rest = unquote("/".join(args[1:]))
             return Target("tree", "api", repo.repo_id, unquote(args[0]), rest, prefix=repo.prefix)
+        if kind == "xet-read-token" and joined:
+            return Target("xet-token", "api", repo.repo_id, joined, prefix=repo.prefix)
         if kind == "refs" and not args:
             return Target("refs", "api", repo.repo_id, prefix=repo.prefix)
         return Target("other", "api")

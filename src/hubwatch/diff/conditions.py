@@ -243,6 +243,29 @@ def _resized(change: Change) -> bool:
 RESIZED = Condition("a weight file's size moved by 1% or more (headers unavailable)", _resized)
 
 
+def _tensor_counts(change: Change) -> tuple[int, int, int] | None:
+    """(changed, possibly changed, all) tensors, where the Xet chunks told them."""
+    found = _side(change.after, "tensor_diff")
+    if not isinstance(found, dict):
+        return None
+    changed, possibly, total = (
+        found.get(k) for k in ("changed_count", "possibly_count", "tensors")
+    )
+    if isinstance(changed, int) and isinstance(possibly, int) and isinstance(total, int):
+        return changed, possibly, total
+    return None
+
+
+TENSORS_IDENTICAL = Condition(
+    "the Xet chunks show every tensor byte-identical",
+    lambda change: (n := _tensor_counts(change)) is not None and n[0] == n[1] == 0,
+)
+MOST_TENSORS_CHANGED = Condition(
+    "the Xet chunks show most tensors changed",
+    lambda change: (n := _tensor_counts(change)) is not None and 2 * n[0] > n[2],
+)
+
+
 def _found(key: str) -> Callable[[Change], bool]:
     def test(change: Change) -> bool:
         findings = _side(change.after, "findings")

@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from hubwatch.diff.sections import listing
+from hubwatch.diff.tensors import with_tensor_diff
 from hubwatch.diff.weights_objects import is_placeholder, pickle_object_changes
 from hubwatch.formats.safetensors import index_shards
 from hubwatch.formats.view import RevisionView
@@ -54,7 +55,11 @@ def diff_weights(old: RevisionView, new: RevisionView) -> list[Change]:
     if not _same_headers(old, new, old_st, new_st):
         old_t, new_t = _tensors(old, old_st), _tensors(new, new_st)
         if old_t is not None and new_t is not None:
-            changes += _by_headers(old_t, new_t, old_st, new_st)
+            found = _by_headers(old_t, new_t, old_st, new_st)
+            changes += [
+                with_tensor_diff(old, new, c) if c.kind == "weights.reuploaded" else c
+                for c in found
+            ]
         elif _objects(old_st) != _objects(new_st):
             changes += _by_objects(old, new, old_st, new_st)
     changes += layout

@@ -36,6 +36,7 @@ class RevisionView:
         "_cache",
         "_contents",
         "_headers",
+        "_reconstructions",
         "_load",
         "card",
         "estimate",
@@ -54,8 +55,10 @@ class RevisionView:
         sha: str | None = None,
         estimate: Estimate | None = None,
         memo: Memo | None = None,
+        reconstructions: Mapping[str, ReadResult] | None = None,
     ) -> None:
         self.files: dict[str, FileEntry] = {entry.path: entry for entry in files}
+        self._reconstructions = dict(reconstructions or {})
         self.estimate = estimate
         """The estimator's stored result for this revision; None without a config."""
         self.card: Mapping[str, object] = card or {}
@@ -87,6 +90,7 @@ class RevisionView:
             snapshot.commit.sha,
             snapshot.estimate,
             memo,
+            snapshot.reconstructions,
         )
 
     @classmethod
@@ -102,7 +106,7 @@ class RevisionView:
         """A view of a stored revision, reading contents lazily through `load`."""
         entries, contents, headers = [], {}, {}
         for f in files:
-            entries.append(FileEntry(f.path, f.size, f.blob_id, f.lfs_sha256))
+            entries.append(FileEntry(f.path, f.size, f.blob_id, f.lfs_sha256, xet_hash=f.xet_hash))
             if f.content_status is not None:
                 contents[f.path] = ReadResult(
                     f.content_status, sha256=f.content_sha256, error=f.content_error
@@ -121,7 +125,10 @@ class RevisionView:
         far is kept (the bytes are the same), so the next revision's diff does not parse it."""
         entries = sorted(self.files.values(), key=lambda entry: entry.path)
         view = RevisionView(
-            (FileEntry(e.path, e.size, e.blob_id, e.lfs_sha256) for e in entries),
+            (
+                FileEntry(e.path, e.size, e.blob_id, e.lfs_sha256, xet_hash=e.xet_hash)
+                for e in entries
+            ),
             self._contents,
             self._headers,
             card,
@@ -129,6 +136,7 @@ class RevisionView:
             self.sha,
             estimate,
             self.memo,
+            self._reconstructions,
         )
         view._cache = self._cache
         return view
@@ -144,6 +152,11 @@ class RevisionView:
         """Why `path`'s content could not be read (or is not what its name promises), if so."""
         result = self._contents.get(path)
         return result.error if result else None
+
+    def reconstruction(self, xet_hash: str) -> ReadResult | None:
+        """The CAS server's reconstruction of a Xet file (its terms' JSON), when the tracker
+        asked for it (a weight file that changed); None otherwise."""
+        return self._reconstructions.get(xet_hash)
 
     def header_status(self, path: str) -> ReadStatus | None:
         result = self._headers.get(path)

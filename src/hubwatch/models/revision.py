@@ -46,6 +46,9 @@ class FileEntry:
     """Why this entry cannot be stored or read as named (`invalid file name '..'`, `missing
     object <sha> (damaged repository)`); such a file is listed but never read: a missing object is
     recorded unavailable, any other problem invalid, with this reason."""
+    xet_hash: str | None = None
+    """The Xet file hash (the tree listing's `xetHash`): names the file's reconstruction on
+    the Hub's CAS server; None for plain LFS, git and small files."""
 
 
 class ReadStatus(StrEnum):
@@ -94,6 +97,9 @@ class Snapshot:
     """What changed against `base`, stored with the revision."""
     base: CommitSha | None = None
     """The revision the changes were computed against (the stored first parent), if any."""
+    reconstructions: dict[str, ReadResult] = field(default_factory=dict)
+    """Xet reconstruction answers (the terms' JSON) by Xet file hash: of each weight file that
+    changed against `base`, before and after; what the tensor diff reads. Not stored."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +133,7 @@ class StoredFile:
     header_sha256: ContentSha | None
     header_status: ReadStatus | None
     header_error: str | None
+    xet_hash: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 
+from hubwatch.errors import ContentUnavailable
 from hubwatch.models import CommitInfo, CommitSha, FileEntry, RepoRef, RepoStatus
 from hubwatch.models.lineage import Derivative, Relation
 
@@ -58,6 +59,14 @@ class RevisionSource(ABC):
 
         Raises ContentUnavailable where the bytes cannot be had here (an LFS pointer in git).
         """
+
+    def reconstruction(self, repo: RepoRef, sha: CommitSha, xet_hash: str) -> bytes:
+        """The CAS server's reconstruction of the Xet file `xet_hash` of revision `sha` (the
+        JSON of its terms), never a byte of the file itself.
+
+        Raises ContentUnavailable where the source has no Xet storage (git, plain LFS).
+        """
+        raise ContentUnavailable(f"{repo.repo_id}: this source stores no file in Xet")
 
     def reading(self, repo: RepoRef, sha: CommitSha) -> AbstractContextManager[object]:
         """A block in which the listing and reads of `sha` may share one connection or

@@ -31,6 +31,7 @@ from hubwatch.sources.base import ChangeFeed, DerivativeListing, Modified, Revis
 from hubwatch.sources.hubanswers import commit_infos, derivative_of, file_entries, modified
 from hubwatch.sources.hubhttp import cdn_refusal, configure_session, pages, status_of, translate
 from hubwatch.sources.pacing import Pacer
+from hubwatch.sources.xet import XetReader
 
 T = TypeVar("T")
 _LIBRARY = "hubwatch"
@@ -69,6 +70,7 @@ class HubSource(RevisionSource, ChangeFeed, DerivativeListing):
         self._verdict: tuple[float, bool | None] | None = None
         self._verdict_lock = threading.Lock()
         configure_session(timeout_s, self.pacer, transport)
+        self._xet = XetReader(self._endpoint, self._headers, timeout_s, self.pacer)
 
     # -- RevisionSource ---------------------------------------------------------------------
 
@@ -139,6 +141,9 @@ class HubSource(RevisionSource, ChangeFeed, DerivativeListing):
                 if len(data) >= skip + length:
                     break  # closing the stream here is what keeps weights from downloading
             return bytes(data[skip : skip + length])
+
+    def reconstruction(self, repo: RepoRef, sha: CommitSha, xet_hash: str) -> bytes:
+        return self._xet.reconstruction(repo, sha, xet_hash)
 
     def head(self, repo: RepoRef) -> CommitSha:
         """The branch head from a HEAD on the resolver: its X-Repo-Commit header.
@@ -224,6 +229,7 @@ class HubSource(RevisionSource, ChangeFeed, DerivativeListing):
 
     def close(self) -> None:
         huggingface_hub.close_session()
+        self._xet.close()
 
     # -- plumbing ---------------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ With hub.py and hubhttp.py, the only modules that import huggingface_hub (its ty
 
 from __future__ import annotations
 
+import re
 from datetime import UTC
 from typing import Any
 
@@ -17,6 +18,7 @@ from hubwatch.models.lineage import Derivative, Relation
 from hubwatch.sources.base import Modified
 
 _RELATIONS = {r.value for r in Relation if r is not Relation.UNKNOWN}
+_XET_HASH = re.compile(r"[0-9a-f]{64}")
 
 
 def file_entries(page: list[Any]) -> list[FileEntry]:
@@ -28,7 +30,13 @@ def file_entries(page: list[Any]) -> list[FileEntry]:
         # huggingface_hub leaves RepoFile.__init__ unannotated
         file = RepoFile(**item)  # type: ignore[no-untyped-call]
         sha256 = file.lfs.sha256 if file.lfs else None
-        entries.append(FileEntry(file.path, int(file.size), file.blob_id, sha256))
+        # NOTE: the tree listing names a Xet-stored file's hash as `xetHash` (the real trace,
+        # tests/data/hub-traces/ref-download-plain.json exchange 3); anything else is no hash
+        xet = item.get("xetHash")
+        xet_hash = xet if isinstance(xet, str) and _XET_HASH.fullmatch(xet) else None
+        entries.append(
+            FileEntry(file.path, int(file.size), file.blob_id, sha256, xet_hash=xet_hash)
+        )
     return entries
 
 

@@ -62,9 +62,6 @@ def configure_session(
     Hub answers through it).
     """
 
-    def pace(request: httpx2.Request) -> None:
-        pacer.before(bucket_of(request.url.path))
-
     def no_telemetry(request: httpx2.Request) -> None:
         if request.url.path == AGENT_REGISTRY:
             raise httpx2.RequestError("hubwatch sends no telemetry", request=request)
@@ -81,7 +78,7 @@ def configure_session(
     def factory() -> httpx2.Client:
         return client.client(
             timeout_s,
-            before=[no_telemetry, hf_request_event_hook, pace],
+            before=[no_telemetry, hf_request_event_hook, pacer.before_request],
             after=[learn],
             follow_redirects=True,
             transport=transport,

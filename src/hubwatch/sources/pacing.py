@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import httpx2
 import structlog
 
 from hubwatch import metrics
@@ -53,11 +54,14 @@ def parse_policy(header: str | None) -> dict[str, int]:
 
 
 def bucket_of(path: str) -> str | None:
-    """The Hub's bucket for a request path: "api" for /api/*, "resolvers" for file resolves."""
+    """The Hub's bucket for a request path: "api" for /api/*, "resolvers" for file resolves,
+    "cas" for Xet reconstructions."""
     if path.startswith("/api/"):
         return "api"
     if "/resolve/" in path:
         return "resolvers"
+    if path.startswith(("/v1/reconstructions/", "/v2/reconstructions/")):
+        return "cas"  # the Xet CAS server's own quota, apart from the Hub's
     return None
 
 
@@ -79,6 +83,10 @@ class Pacer:
         self._reserve: dict[str, int] = {}
         self.waited_s = 0.0
         """Total time spent waiting, for metrics and benchmarks."""
+
+    def before_request(self, request: httpx2.Request) -> None:
+        """An httpx2 request hook: wait as `before` says for the request's bucket."""
+        self.before(bucket_of(request.url.path))
 
     def before(self, bucket: str | None) -> float:
         """Wait, if needed, before sending a request to `bucket`; returns the seconds waited."""

@@ -148,6 +148,7 @@ def stored_files(snapshot: Snapshot) -> list[StoredFile]:
                 header_sha256=_sha256(header),
                 header_status=header.status if header else None,
                 header_error=header.error if header else None,
+                xet_hash=entry.xet_hash,
             )
         )
     return files

@@ -51,6 +51,7 @@ from hubwatch.tracker.partial import KIND as PARTIAL
 from hubwatch.tracker.partial import Partial, partial_of, with_partial
 from hubwatch.tracker.record import PollRun, PollStopped, describe, log_crash
 from hubwatch.tracker.snapshot import Limits, bare_snapshot, take_snapshot
+from hubwatch.tracker.xet import with_reconstructions
 
 log = structlog.get_logger(__name__)
 T = TypeVar("T")
@@ -138,6 +139,8 @@ class RevisionPipeline:
         )
         parent = commit.parents[0] if commit.parents else None
         base = parent if parent in known else None
+        if listed and base is not None:
+            snapshot = self._reconstructions(run, snapshot, base, failed, held)
         snapshot, found = self._compare(run, snapshot, base, listed, failed, held)
         lineage = LineageResult((), ())
         if listed:  # without its files a revision would seem to match nothing
@@ -169,6 +172,17 @@ class RevisionPipeline:
             lag = (now() - commit.date).total_seconds()
             metrics.DETECTION_LAG.observe(max(lag, 0.0))
         self._after_revision(run, written, found)
+
+    def _reconstructions(
+        self, run: PollRun, snapshot: Snapshot, base: CommitSha, failed: list[str], held: LastStored
+    ) -> Snapshot:
+        """The snapshot with the Xet terms its changed weight files' tensor diff reads."""
+
+        def fetch() -> Snapshot:
+            base_files = _files_of(run, held, base)
+            return with_reconstructions(run.source, run.repo, snapshot, base, base_files)
+
+        return _contained(run, "xet", failed, fetch, snapshot)
 
     def _read(
         self, run: PollRun, commit: CommitInfo, failed: list[str], held: LastStored

@@ -344,6 +344,7 @@ def _file_rows(
                 "header_sha256": _keep(header, blobs),
                 "header_status": header.status.value if header else None,
                 "header_error": header.error if header else None,
+                "xet_hash": entry.xet_hash,
             }
         )
     return rows
@@ -372,4 +373,5 @@ def _file(row: FileRow) -> StoredFile:
         header_sha256=ContentSha(row.header_sha256) if row.header_sha256 else None,
         header_status=ReadStatus(row.header_status) if row.header_status else None,
         header_error=row.header_error,
+        xet_hash=row.xet_hash,
     )

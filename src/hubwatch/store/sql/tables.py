@@ -73,6 +73,7 @@ class FileRow(SQLModel, table=True):
     header_sha256: str | None = Field(default=None, max_length=64)
     header_status: str | None = Field(default=None, max_length=16)
     header_error: str | None = None
+    xet_hash: str | None = Field(default=None, max_length=64)
 
 
 class BlobRow(SQLModel, table=True):
