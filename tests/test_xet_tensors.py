@@ -170,7 +170,7 @@ def test_without_xet_the_tensor_diff_says_why_not(hub: HubSimulator, tmp_path: P
     (change,) = track(hub, tmp_path, "one-tensor")
     assert change.kind == "weights.reuploaded" and change.severity.value == "behavior"
     assert "tensor_diff" not in change.after
-    assert "tensor-level diff unavailable: model.safetensors is not stored in Xet" in (
+    assert "tensor-level diff unavailable: model.safetensors: not stored in Xet" in (
         change.detail or ""
     )
     assert hub.stats.count("cas") == 0 and weight_bytes_requested(hub) == []

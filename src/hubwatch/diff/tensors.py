@@ -112,20 +112,18 @@ def _alone(start: int, end: int, ranges: Sequence[tuple[int, int]]) -> bool:
 
 
 def file_diff(old: RevisionView, new: RevisionView, path: str) -> TensorDiff | str:
-    """The tensor diff of one re-uploaded safetensors file, or why there is none."""
+    """The tensor diff of one re-uploaded safetensors file, or why there is none (said of
+    the file)."""
     before, after = old.files[path], new.files[path]
     header = new.header(path)
     if header is None:
-        return f"{path}: its header could not be read"
+        return "its header could not be read"
     if before.xet_hash is None or after.xet_hash is None:
-        return (
-            f"{path} is not stored in Xet (plain LFS or a git remote): only Xet's chunk lists "
-            "say what two uploads share without downloading them"
-        )
+        return _NOT_XET
     sides = [_reconstruction((new, old), xet) for xet in (before.xet_hash, after.xet_hash)]
     for side in sides:
         if isinstance(side, str):
-            return f"{path}: {side}"
+            return side
     was, now = sides
     assert isinstance(was, Reconstruction) and isinstance(now, Reconstruction)
     spans = extents(header, after.size)
@@ -134,6 +132,22 @@ def file_diff(old: RevisionView, new: RevisionView, path: str) -> TensorDiff | s
     result = classify(spans, new_ranges(was, now))
     result.size = after.size
     return result
+
+
+_NOT_XET = (
+    "not stored in Xet (plain LFS or a git remote): only Xet's chunk lists say what two uploads "
+    "share without downloading them"
+)
+
+
+def _unavailable(reasons: dict[str, str]) -> str:
+    """Why some files have no tensor diff: each reason once, with the files it stands for (a
+    100-shard LFS re-upload is one line, not a hundred)."""
+    lines = []
+    for reason in dict.fromkeys(reasons.values()):
+        paths = [path for path, why in reasons.items() if why == reason]
+        lines.append(f"tensor-level diff unavailable: {listing(paths, 3)}: {reason}")
+    return "\n".join(lines)
 
 
 def _reconstruction(views: Sequence[RevisionView], xet_hash: str) -> Reconstruction | str:
@@ -183,15 +197,15 @@ def with_tensor_diff(old: RevisionView, new: RevisionView, change: Change) -> Ch
     """A `weights.reuploaded` change told per tensor where the chunks say it, with the reason
     where they cannot."""
     paths = sorted(p for p in change.after if isinstance(change.after, dict))
-    total, reasons, told = TensorDiff(), [], []
+    total, reasons, told = TensorDiff(), dict[str, str](), []
     for path in paths:
         found = file_diff(old, new, path)
         if isinstance(found, str):
-            reasons.append(found)
+            reasons[path] = found
         else:
             total.add(found)
             told.append(path)
-    unavailable = "\n".join(f"tensor-level diff unavailable: {r}" for r in reasons)
+    unavailable = _unavailable(reasons)
     if not told:
         return replace(change, detail="\n".join(filter(None, (change.detail, unavailable))))
     after = {TENSOR_DIFF: total.json(), **change.after}
