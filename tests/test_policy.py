@@ -50,6 +50,11 @@ def c(
 
 # For each row, by (kind, condition): a change that this row, and no earlier one, decides.
 # A row meeting only "any" gets `c(kind)`, or a kind under its prefix, unless listed here.
+def _tensors(changed: int, possibly: int, total: int) -> dict[str, int]:
+    """The counts of a `weights.reuploaded` change's tensor diff (diff/tensors.py)."""
+    return {"changed_count": changed, "possibly_count": possibly, "tensors": total}
+
+
 EXAMPLES: dict[tuple[str, str], Change] = {
     ("config.special_token_ids", "eos list → int (or int → list)"): c(
         "config.special_token_ids", {"eos_token_id": [2, 7]}, {"eos_token_id": 2}
@@ -119,6 +124,16 @@ EXAMPLES: dict[tuple[str, str], Change] = {
     ),
     ("weights.changed", "any"): c(
         "weights.changed", {"sizes": {"a.bin": 94}}, {"sizes": {"a.bin": 1_069_286_123}}
+    ),
+    ("weights.reuploaded", "the Xet chunks show every tensor byte-identical"): c(
+        "weights.reuploaded",
+        {"model.safetensors": "a"},
+        {"model.safetensors": "b", "tensor_diff": _tensors(changed=0, possibly=0, total=292)},
+    ),
+    ("weights.reuploaded", "the Xet chunks show most tensors changed"): c(
+        "weights.reuploaded",
+        {"model.safetensors": "a"},
+        {"model.safetensors": "b", "tensor_diff": _tensors(changed=290, possibly=2, total=292)},
     ),
     **{
         (kind, condition): c(kind, {"git_blob": "a"}, {"git_blob": "b", "findings": findings})

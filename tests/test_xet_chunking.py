@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import hf_xet  # a dependency of huggingface_hub, always installed
 import pytest
 
 from tests.support.hubsim_xet import (
@@ -24,8 +25,6 @@ from tests.support.hubsim_xet import (
     file_hash,
     reference_boundaries,
 )
-
-hf_xet = pytest.importorskip("hf_xet")  # a dependency of huggingface_hub, always installed
 
 
 def _data(seed: int, size: int) -> bytes:
