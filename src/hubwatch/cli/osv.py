@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from hubwatch.cli.base import (
     JsonOption,
@@ -23,7 +22,7 @@ from hubwatch.cli.base import (
     shown,
     stored,
 )
-from hubwatch.cli.render import folding
+from hubwatch.cli.render import folding, progress_bar
 from hubwatch.errors import EXIT_ADVISORIES_UNKNOWN
 from hubwatch.models import AdvisoryMatch, AdvisoryReport, AdvisoryStatus
 from hubwatch.models.timestamps import to_minute
@@ -67,7 +66,7 @@ def sync(
     for ecosystem, size in sizes.items():
         err.print(f"downloaded {ecosystem}/all.zip ({size:,} bytes)", highlight=False)
     checked = [0]
-    with stored() as store, _progress() as progress:
+    with stored() as store, progress_bar(terminal_only=True) as progress:
         task = progress.add_task("checking revisions", total=None)
 
         def advance(done: int, total: int) -> None:
@@ -79,19 +78,6 @@ def sync(
         print_json([{"repo": e.repo_id, "sha": e.sha, "match": e.match} for e in attached])
         return
     _sync_summary(attached, checked[0])
-
-
-def _progress() -> Progress:
-    """A bar on a terminal, gone when done; nothing at all anywhere else (a log, a pipe)."""
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=not err.is_terminal,
-    )
 
 
 def _sync_summary(attached: list[AdvisoryAttached], checked: int) -> None:

@@ -7,10 +7,11 @@ from collections.abc import Iterable
 
 from rich.console import Group, RenderableType
 from rich.padding import Padding
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from hubwatch.cli.base import cleaned, shown
+from hubwatch.cli.base import cleaned, err, shown
 from hubwatch.models import Change, Severity
 
 SEVERITY_STYLE = {
@@ -78,3 +79,17 @@ def change_detail(change: Change) -> RenderableType:
         body.append(line + "\n", style=style)
     body.rstrip()
     return Padding(Group(title, Padding(body, (0, 0, 0, 2))), (0, 0, 0, 4))
+
+
+def progress_bar(*, terminal_only: bool) -> Progress:
+    """The CLI's progress bar on stderr: with `terminal_only`, a bar gone when done and nothing
+    at all elsewhere (a log, a pipe); otherwise its last line stays as a record of the work."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=terminal_only,
+        disable=terminal_only and not err.is_terminal,
+    )

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.measure import Measurement
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from hubwatch.cli.base import (
     EXIT_ERROR,
@@ -24,7 +23,7 @@ from hubwatch.cli.base import (
     shown,
     stored,
 )
-from hubwatch.cli.render import folding
+from hubwatch.cli.render import folding, progress_bar
 from hubwatch.errors import InvalidRepoId, NotTracked
 from hubwatch.models import (
     FOLLOW_HEAD,
@@ -73,7 +72,7 @@ def track(
 ) -> None:
     """Track a repo and backfill its whole history, oldest revision first."""
     ref = _ref(repo_id, source, url, branch)
-    progress = _progress()
+    progress = progress_bar(terminal_only=False)
     task = progress.add_task(f"backfilling {shown(repo_id)}", total=None)
 
     def advance(done: int, total: int, commit: CommitInfo) -> None:
@@ -294,14 +293,3 @@ def db_upgrade() -> None:
     with stored():
         pass
     err.print("database is up to date")
-
-
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=False,
-    )
