@@ -232,9 +232,7 @@ class Worker:
             self._release(repo_id, done=True)
             return None
         except StoreUnavailable:
-            if poll is not None:
-                return None  # its own thread ends quietly (the store logs the outage once)
-            raise  # the tick ends (the store logs the outage once); the lease lapses
+            raise  # the tick (or the pool's thread) ends quietly: the store logs the outage once
         except Exception as exc:  # a worker must outlive any one repo, even a bug
             if poll is not None and poll.abandoned:
                 return None
