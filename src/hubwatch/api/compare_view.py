@@ -3,6 +3,7 @@ unified diff, the two estimates with their delta, the tensor reports of re-uploa
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -10,6 +11,8 @@ from hubwatch.diff import TENSOR_DIFF, Piece, Pieces, char_pieces
 from hubwatch.models import Change, Estimate, Severity
 
 SEVERITIES = (Severity.BREAKING, Severity.SECURITY, Severity.BEHAVIOR, Severity.INFO)
+_Read = Callable[[Estimate | None], float | None]
+"""One quantity read from an estimate, None where it has none."""
 WORKLOADS = (
     ("serving", "serving"),
     ("lora", "LoRA"),
@@ -82,7 +85,7 @@ class EstimateRow:
 
 def estimate_rows(before: Estimate | None, after: Estimate | None) -> list[EstimateRow]:
     """Parameters, then the memory of serving and of each kind of fine-tune, on both sides."""
-    quantities = [("parameters", _params, _count)]
+    quantities: list[tuple[str, _Read, Callable[..., str]]] = [("parameters", _params, _count)]
     quantities += [(f"{label} memory", _memory(workload), _gb) for workload, label in WORKLOADS]
     rows = []
     for label, read, shown in quantities:
@@ -139,12 +142,12 @@ def tensor_reports(changes: list[Change]) -> list[TensorReport]:
     ]
 
 
-def _params(estimate: Estimate | None) -> int | None:
+def _params(estimate: Estimate | None) -> float | None:
     total = estimate.params.get("total") if estimate is not None and estimate.ok else None
     return total if isinstance(total, int) else None
 
 
-def _memory(workload: str) -> Any:
+def _memory(workload: str) -> _Read:
     def read(estimate: Estimate | None) -> float | None:
         if estimate is None or not estimate.ok:
             return None
