@@ -1,20 +1,30 @@
-"""Server-rendered pages: the tracked repos, a repo's timeline, one revision."""
+"""Server-rendered pages: the tracked repos, a repo's timeline, one revision, two compared."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query
-from fastapi.responses import HTMLResponse
+from fastapi import APIRouter, Depends, HTTPException, Query
+from fastapi.responses import HTMLResponse, RedirectResponse
 from jinja2 import Environment, PackageLoader
 
+from hubwatch.api.compare_view import (
+    batch_cell,
+    batch_rows,
+    by_severity,
+    diff_lines,
+    estimate_rows,
+    tensor_reports,
+)
 from hubwatch.api.convert import advisory_url
-from hubwatch.api.deps import StoreDep, repo_path, require_reader
+from hubwatch.api.deps import DiffersDep, StoreDep, repo_path, require_reader
 from hubwatch.api.routes.lineage import derivative_public, missed_public
+from hubwatch.diff import char_pieces
 from hubwatch.models import Change, redact_url
 from hubwatch.models.derivatives import worst_missed
 from hubwatch.models.timestamps import to_minute
 from hubwatch.store.lineage import LineageStore
+from hubwatch.tracker.comparison import compare_stored
 
 router = APIRouter(tags=["pages"], dependencies=[Depends(require_reader)])
 
@@ -33,17 +43,7 @@ def _gib(value: Any) -> str:
     return f"{value / 2**30:,.2f} GiB" if isinstance(value, int | float) else "?"
 
 
-def _batch(fit: Any) -> str:
-    if not isinstance(fit, dict) or not isinstance(fit.get("max_batch"), int):
-        return ""
-    n = fit["max_batch"]
-    if n <= 0:
-        return "–"
-    shown = f"{n}" if n < 65_536 else "≥65536"
-    return shown + (" ×2" if fit.get("cards") == 2 else "")
-
-
-_env.globals.update(when=to_minute, gb=_gb, gib=_gib, batch=_batch, advisory_url=advisory_url)
+_env.globals.update(when=to_minute, gb=_gb, gib=_gib, batch=batch_cell, advisory_url=advisory_url)
 _env.filters["redact_url"] = redact_url
 
 
@@ -118,4 +118,41 @@ def revision_page(org: str, name: str, rev: str, store: StoreDep) -> HTMLRespons
         advisories=store.advisory_report(repo_id, revision.sha),
         files=store.files(repo_id, revision.sha),
         changed=set(revision.changed),
+    )
+
+
+# -- compare any two revisions ------------------------------------------------------------------
+
+_env.globals.update(char_pieces=char_pieces, diff_lines=diff_lines)
+Rev = Annotated[str, Query(min_length=4, max_length=64, pattern="^[0-9a-fA-F]+$")]
+
+
+@router.get("/repos/{org}/{name}/compare", include_in_schema=False)
+def compare_form(org: str, name: str, a: Rev, b: Rev) -> RedirectResponse:
+    """Where the repo page's form (GET, no script) sends its two picks."""
+    return RedirectResponse(f"/repos/{repo_path(org, name)}/compare/{a}..{b}", status_code=303)
+
+
+@router.get(
+    "/repos/{org}/{name}/compare/{spec}", response_class=HTMLResponse, include_in_schema=False
+)
+def compare_page(
+    org: str, name: str, spec: str, store: StoreDep, differs: DiffersDep
+) -> HTMLResponse:
+    repo_id = repo_path(org, name)
+    store.get_repo(repo_id)  # an unknown repo: 404
+    rev_a, dots, rev_b = spec.partition("..")
+    if not dots or not rev_a or not rev_b:
+        raise HTTPException(404, "compare takes A..B: two revisions")
+    found = compare_stored(store, repo_id, rev_a, rev_b, differs)
+    before, after = found.estimates
+    gpus, batches = batch_rows(before, after)
+    return _page(
+        "compare.html",
+        c=found,
+        groups=by_severity(found.changes),
+        estimates=estimate_rows(before, after),
+        gpus=gpus,
+        batches=batches,
+        tensors=tensor_reports(found.changes),
     )
