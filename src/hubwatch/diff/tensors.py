@@ -1,19 +1,21 @@
-"""Which tensors of a re-uploaded safetensors file changed: the new file's chunks the old one
-lacks (Xet reconstruction terms of both), mapped through its header's `data_offsets`; no weight
-byte is read."""
+"""Which tensors of a re-uploaded weight file changed: the new file's chunks the old one lacks
+(Xet reconstruction terms of both), mapped through its header (safetensors `data_offsets`, GGUF
+tensor-info offsets); no weight byte is read."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hubwatch.diff.sections import listing
 from hubwatch.errors import UnsafeContent
+from hubwatch.formats.tensorbytes import Extent, gguf_extents, safetensors_extents
 from hubwatch.formats.view import RevisionView
 from hubwatch.formats.xet import Reconstruction, new_ranges, parse_reconstruction, same_terms
 from hubwatch.models import Change, ReadStatus
+from hubwatch.models.gguf import is_gguf
 
 MAX_CHUNK = 128 * 1024
 """chunking.md: no chunk is longer. A run of new chunks starts at most this far before the first
@@ -31,7 +33,6 @@ AFTER_MAX = 12 * 1024
 """Under the store's bound on a change's value (summary.VALUE_MAX, 16 KiB)."""
 TENSOR_DIFF = "tensor_diff"
 """The key of `weights.reuploaded`'s after value that holds the tensor diff (`TensorDiff.json`)."""
-Extent = tuple[str, int, int]
 
 
 @dataclass
@@ -71,18 +72,6 @@ class TensorDiff:
         }
 
 
-def extents(header: Mapping[str, Any], file_size: int) -> list[Extent]:
-    """Each tensor's bytes in the file, [start, end), in file order. The data section ends the
-    file (the header was checked against the file's size), so it starts at size - data size."""
-    spans = []
-    for name, info in header.items():
-        offsets = info.get("data_offsets") if isinstance(info, dict) else None
-        if name != "__metadata__" and isinstance(offsets, list) and len(offsets) == 2:
-            spans.append((name, int(offsets[0]), int(offsets[1])))
-    base = file_size - max((end for _, _, end in spans), default=0)
-    return sorted(((n, base + s, base + e) for n, s, e in spans), key=lambda x: x[1])
-
-
 def classify(spans: Sequence[Extent], ranges: Sequence[tuple[int, int]]) -> TensorDiff:
     """Tensors by the runs of new bytes they meet: changed where they hold bytes a run's edges
     cannot explain (past its first MAX_CHUNK and before its last TRAIL bytes, or the run lies
@@ -111,12 +100,21 @@ def _alone(start: int, end: int, ranges: Sequence[tuple[int, int]]) -> bool:
     return any(a >= start and b <= end for a, b in ranges if a < end and b > start)
 
 
+def spans_of(view: RevisionView, path: str) -> list[Extent] | None:
+    """Where each tensor of `path` lies in the file, from its stored header; None unread."""
+    if is_gguf(path):
+        gguf = view.gguf_header(path)
+        return None if gguf is None else gguf_extents(gguf)
+    header = view.header(path)
+    return None if header is None else safetensors_extents(header, view.files[path].size)
+
+
 def file_diff(old: RevisionView, new: RevisionView, path: str) -> TensorDiff | str:
-    """The tensor diff of one re-uploaded safetensors file, or why there is none (said of
-    the file)."""
+    """The tensor diff of one re-uploaded weight file (safetensors or GGUF), or why there is
+    none (said of the file)."""
     before, after = old.files[path], new.files[path]
-    header = new.header(path)
-    if header is None:
+    spans = spans_of(new, path)
+    if spans is None:
         return "its header could not be read"
     if before.xet_hash is None or after.xet_hash is None:
         return _NOT_XET
@@ -126,7 +124,6 @@ def file_diff(old: RevisionView, new: RevisionView, path: str) -> TensorDiff | s
             return side
     was, now = sides
     assert isinstance(was, Reconstruction) and isinstance(now, Reconstruction)
-    spans = extents(header, after.size)
     if same_terms(was.terms, now.terms):
         return TensorDiff(identical=len(spans), total=len(spans), size=after.size)
     result = classify(spans, new_ranges(was, now))

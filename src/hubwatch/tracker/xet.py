@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from hubwatch.errors import SourceError
 from hubwatch.models import CommitSha, ReadResult, ReadStatus, RepoRef, Snapshot, StoredFile
+from hubwatch.models.gguf import is_gguf
 from hubwatch.sources.base import RevisionSource
 
 
@@ -17,7 +18,7 @@ def with_reconstructions(
     base: CommitSha | None,
     base_files: Iterable[StoredFile],
 ) -> Snapshot:
-    """`snapshot` with the reconstructions of each safetensors file whose Xet hash moved
+    """`snapshot` with the reconstructions of each safetensors or GGUF file whose Xet hash moved
     against `base`, before and after: one request a side (the source keeps them by Xet hash,
     so the old side is usually in hand from the revision before). A failed request is kept
     as the reason the tensor diff is unavailable; it never fails the revision."""
@@ -27,7 +28,8 @@ def with_reconstructions(
     wanted: list[tuple[CommitSha, str]] = []
     for entry in snapshot.files:
         old = before.get(entry.path)
-        if not entry.path.endswith(".safetensors") or entry.xet_hash is None or old is None:
+        weights = entry.path.endswith(".safetensors") or is_gguf(entry.path)
+        if not weights or entry.xet_hash is None or old is None:
             continue
         if old != entry.xet_hash:
             wanted += [(base, old), (snapshot.commit.sha, entry.xet_hash)]
