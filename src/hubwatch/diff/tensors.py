@@ -11,7 +11,12 @@ from typing import Any
 
 from hubwatch.diff.sections import listing
 from hubwatch.errors import UnsafeContent
-from hubwatch.formats.tensorbytes import Extent, gguf_extents, safetensors_extents
+from hubwatch.formats.tensorbytes import (
+    Extent,
+    gguf_extents,
+    read_digests,
+    safetensors_extents,
+)
 from hubwatch.formats.view import RevisionView
 from hubwatch.formats.xet import Reconstruction, new_ranges, parse_reconstruction, same_terms
 from hubwatch.models import Change, ReadStatus
@@ -117,7 +122,7 @@ def file_diff(old: RevisionView, new: RevisionView, path: str) -> TensorDiff | s
     if spans is None:
         return "its header could not be read"
     if before.xet_hash is None or after.xet_hash is None:
-        return _NOT_XET
+        return _by_digests(old, new, path)
     sides = [_reconstruction((new, old), xet) for xet in (before.xet_hash, after.xet_hash)]
     for side in sides:
         if isinstance(side, str):
@@ -132,9 +137,36 @@ def file_diff(old: RevisionView, new: RevisionView, path: str) -> TensorDiff | s
 
 
 _NOT_XET = (
-    "not stored in Xet (plain LFS or a git remote): only Xet's chunk lists say what two uploads "
-    "share without downloading them"
+    "not stored in Xet, nor held by the source (plain LFS on the Hub, an LFS pointer in git): "
+    "only Xet's chunk lists say what two uploads share without downloading them"
 )
+
+
+def _by_digests(old: RevisionView, new: RevisionView, path: str) -> TensorDiff | str:
+    """The tensor diff of a file whose two git blobs the tracker digested tensor by tensor:
+    exact: a tensor changed when its bytes did (a tensor the old file lacks, too), none
+    possibly."""
+    before, after = old.files[path], new.files[path]
+    sides = []
+    for blob_id in (before.blob_id, after.blob_id):
+        read = next((r for v in (new, old) if (r := v.digests(blob_id)) is not None), None)
+        if read is None:
+            return _NOT_XET
+        if read.status is not ReadStatus.STORED or read.data is None:
+            return read.error or str(read.status)
+        try:
+            sides.append(read_digests(read.data))
+        except UnsafeContent as exc:
+            return f"its tensor digests are malformed ({exc})"
+    was, now = sides
+    result = TensorDiff(total=len(now), size=after.size, identical_upload=False)
+    for name, (start, end, sha) in sorted(now.items(), key=lambda item: item[1][0]):
+        if name in was and was[name][2] == sha:
+            result.identical += 1
+        else:
+            result.changed.append(name)
+            result.new_bytes += end - start
+    return result
 
 
 def _unavailable(reasons: dict[str, str]) -> str:

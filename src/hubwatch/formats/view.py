@@ -35,6 +35,7 @@ class RevisionView:
     __slots__ = (
         "_cache",
         "_contents",
+        "_digests",
         "_headers",
         "_reconstructions",
         "_load",
@@ -56,9 +57,11 @@ class RevisionView:
         estimate: Estimate | None = None,
         memo: Memo | None = None,
         reconstructions: Mapping[str, ReadResult] | None = None,
+        digests: Mapping[str, ReadResult] | None = None,
     ) -> None:
         self.files: dict[str, FileEntry] = {entry.path: entry for entry in files}
         self._reconstructions = dict(reconstructions or {})
+        self._digests = dict(digests or {})
         self.estimate = estimate
         """The estimator's stored result for this revision; None without a config."""
         self.card: Mapping[str, object] = card or {}
@@ -91,6 +94,7 @@ class RevisionView:
             snapshot.estimate,
             memo,
             snapshot.reconstructions,
+            snapshot.digests,
         )
 
     @classmethod
@@ -137,6 +141,7 @@ class RevisionView:
             estimate,
             self.memo,
             self._reconstructions,
+            self._digests,
         )
         view._cache = self._cache
         return view
@@ -157,6 +162,11 @@ class RevisionView:
         """The CAS server's reconstruction of a Xet file (its terms' JSON), when the tracker
         asked for it (a weight file that changed); None otherwise."""
         return self._reconstructions.get(xet_hash)
+
+    def digests(self, blob_id: str) -> ReadResult | None:
+        """The sha256 of each tensor of a weight file's git blob (`formats.tensorbytes`), when
+        the tracker read it whole (a weight file without Xet that changed); None otherwise."""
+        return self._digests.get(blob_id)
 
     def header_status(self, path: str) -> ReadStatus | None:
         result = self._headers.get(path)
