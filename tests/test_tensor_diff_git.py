@@ -14,6 +14,7 @@ from hubwatch.models import Change, RepoRef, SourceKind
 from hubwatch.sources.git import GitSource
 from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.sql import SqlStore
+from hubwatch.tracker.compare import diff_stored
 from hubwatch.tracker.poll import Tracker
 from hubwatch.tracker.reads import Limits
 from tests.support.gguf_files import TensorSpec, gguf_file
@@ -115,3 +116,20 @@ def test_git_blobs_over_the_limit_are_too_large_to_compare_once(tmp_path: Path) 
         "tensor-level diff unavailable: a.safetensors, b.safetensors: too large to compare "
         "(over 1,024 bytes, HUBWATCH_MAX_COMPARE_BYTES)"
     ]
+
+
+def test_a_comparison_of_stored_git_revisions_says_why_it_has_no_tensor_diff(
+    tmp_path: Path,
+) -> None:
+    files = [{"model.safetensors": safetensors(i, {"head.weight"})} for i in range(3)]
+    track(tmp_path, files)
+    store = SqlStore(f"sqlite:///{tmp_path / 'hubwatch.db'}")
+    store.start()
+    first, _, third = sorted((r.date, r.sha) for r in store.history("org/m"))
+    found = diff_stored(store, "org/m", first[1], third[1])
+    (change,) = [c for c in found if "reuploaded" in c.kind]
+    store.close()
+    assert "tensor_diff" not in change.after
+    assert "model.safetensors: its git blobs are compared only as a revision is polled" in (
+        change.detail or ""
+    )

@@ -141,6 +141,11 @@ _NOT_XET = (
     "only Xet's chunk lists say what two uploads share without downloading them"
 )
 
+_NOT_DIGESTED = (
+    "its git blobs are compared only as a revision is polled against its parent (their tensor "
+    "digests are not stored)"
+)
+
 
 def _by_digests(old: RevisionView, new: RevisionView, path: str) -> TensorDiff | str:
     """The tensor diff of a file whose two git blobs the tracker digested tensor by tensor:
@@ -151,7 +156,8 @@ def _by_digests(old: RevisionView, new: RevisionView, path: str) -> TensorDiff |
     for blob_id in (before.blob_id, after.blob_id):
         read = next((r for v in (new, old) if (r := v.digests(blob_id)) is not None), None)
         if read is None:
-            return _NOT_XET
+            # NOTE: a blob kept in git (no LFS id) is digested only while a revision is polled
+            return _NOT_XET if after.lfs_sha256 or before.lfs_sha256 else _NOT_DIGESTED
         if read.status is not ReadStatus.STORED or read.data is None:
             return read.error or str(read.status)
         try:
@@ -183,8 +189,8 @@ def _reconstruction(views: Sequence[RevisionView], xet_hash: str) -> Reconstruct
     """A reconstruction the tracker fetched, from whichever view holds it."""
     read = next((r for v in views if (r := v.reconstruction(xet_hash)) is not None), None)
     if read is None:
-        # NOTE: fetched only as a revision is polled; a comparison of two stored revisions
-        # has none (the terms are not stored), and says so
+        # NOTE: fetched as a revision is polled, and kept in the store; one a request failed
+        # for, or a revision stored before terms were kept, has none
         return "its Xet reconstruction was not fetched"
     if read.status is not ReadStatus.STORED or read.data is None:
         return f"its Xet reconstruction could not be fetched ({read.error or read.status})"

@@ -181,10 +181,9 @@ class RevisionPipeline:
         changed weight files' tensor diff reads."""
 
         def fetch() -> Snapshot:
-            base_files = _files_of(run, held, base)
-            found = with_reconstructions(run.source, run.repo, snapshot, base, base_files)
-            cap = self.limits.max_compare_bytes
-            return with_digests(run.source, run.repo, found, base, base_files, cap)
+            source, repo, files = run.source, run.repo, _files_of(run, held, base)
+            found = with_reconstructions(source, repo, snapshot, base, files, run.store)
+            return with_digests(source, repo, found, base, files, self.limits.max_compare_bytes)
 
         return _contained(run, "xet", failed, fetch, snapshot)
 
