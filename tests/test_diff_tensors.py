@@ -95,6 +95,12 @@ def _reuploaded(found: TensorDiff) -> Change:
             id="identical-bytes-are-info",
         ),
         pytest.param(
+            TensorDiff(identical=5, total=5, new_bytes=64, size=100, identical_upload=False),
+            Severity.INFO,
+            "m.safetensors: all 5 tensors byte-identical; only the header changed.",
+            id="new-bytes-outside-every-tensor-are-info",
+        ),
+        pytest.param(
             TensorDiff(["embed"], ["x"], 3, 5, 10, 100, identical_upload=False),
             Severity.BEHAVIOR,
             "m.safetensors: embed changed (10.0% of bytes new), 1 possibly (a new chunk spans "

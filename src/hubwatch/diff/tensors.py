@@ -209,6 +209,9 @@ def tensor_summary(paths: Sequence[str], result: TensorDiff) -> str:
     share = f"{100 * result.new_bytes / result.size:.1f}%" if result.size else "?"
     if result.total and len(result.changed) == result.total:
         return f"{where}: all {result.total} tensors changed ({share} of bytes new)."
+    if result.total and result.identical == result.total:
+        # new bytes outside every tensor: the header's metadata, padding
+        return f"{where}: all {result.total} tensors byte-identical; only the header changed."
     changed = _names(result.changed) if result.changed else "no tensor certainly"
     text = f"{where}: {changed} changed ({share} of bytes new)"
     if result.possibly:
