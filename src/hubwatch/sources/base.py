@@ -19,6 +19,10 @@ class RevisionSource(ABC):
     Implementations raise subclasses of `hubwatch.errors.SourceError` only.
     """
 
+    holds_weights: bool = False
+    """Whether `read_file` of a weight file reads a local copy (a git mirror) rather than
+    downloading it: only then are two weight files compared byte for byte."""
+
     @abstractmethod
     def list_commits(self, repo: RepoRef) -> list[CommitInfo]:
         """Every commit reachable from the tracked branch, newest first (all pages)."""

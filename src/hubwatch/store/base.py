@@ -14,6 +14,7 @@ from hubwatch.store.outage import Outage
 from hubwatch.store.repos import RepoStore, RevisionStore
 from hubwatch.store.scheduling import ScheduleStore
 from hubwatch.store.webhooks import WebhookStore
+from hubwatch.store.xet import XetTermsStore
 
 
 class Store(
@@ -27,6 +28,7 @@ class Store(
     WebhookStore,
     BrowseStore,
     LineageStore,
+    XetTermsStore,
 ):
     """Everything persisted: each concept's interface, for callers that need several.
 

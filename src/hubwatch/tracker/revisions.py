@@ -45,6 +45,7 @@ from hubwatch.models import (
 )
 from hubwatch.models.timestamps import now
 from hubwatch.tracker.compare import diff_snapshot
+from hubwatch.tracker.digests import with_digests
 from hubwatch.tracker.estimate import CONFIG, with_estimate
 from hubwatch.tracker.held import LastStored, stored_files
 from hubwatch.tracker.partial import KIND as PARTIAL
@@ -176,11 +177,13 @@ class RevisionPipeline:
     def _reconstructions(
         self, run: PollRun, snapshot: Snapshot, base: CommitSha, failed: list[str], held: LastStored
     ) -> Snapshot:
-        """The snapshot with the Xet terms its changed weight files' tensor diff reads."""
+        """The snapshot with the Xet terms (or, from a git mirror, the tensor digests) its
+        changed weight files' tensor diff reads."""
 
         def fetch() -> Snapshot:
-            base_files = _files_of(run, held, base)
-            return with_reconstructions(run.source, run.repo, snapshot, base, base_files)
+            source, repo, files = run.source, run.repo, _files_of(run, held, base)
+            found = with_reconstructions(source, repo, snapshot, base, files, run.store)
+            return with_digests(source, repo, found, base, files, self.limits.max_compare_bytes)
 
         return _contained(run, "xet", failed, fetch, snapshot)
 

@@ -26,6 +26,7 @@ from hubwatch.store.sql.revisions import SqlRevisionStore
 from hubwatch.store.sql.schedules import SqlScheduleStore
 from hubwatch.store.sql.tables import CursorRow
 from hubwatch.store.sql.webhooks import SqlWebhookStore
+from hubwatch.store.sql.xet import SqlXetTermsStore
 
 
 class SqlStore(
@@ -39,6 +40,7 @@ class SqlStore(
     SqlWebhookStore,
     SqlBrowseStore,
     SqlLineageStore,
+    SqlXetTermsStore,
     Store,
 ):
     """Store on SQLite or PostgreSQL; the URL decides. Each part is a mixin over `SqlBase`."""

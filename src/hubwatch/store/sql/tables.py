@@ -86,6 +86,20 @@ class BlobRow(SQLModel, table=True):
     data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
 
 
+class XetTermsRow(SQLModel, table=True):
+    """A Xet file's reconstruction terms, by its Xet hash: what the tensor diff of any two
+    stored revisions reads, so a comparison asks the CAS server nothing (issue 33)."""
+
+    __tablename__ = "xet_terms"
+
+    xet_hash: str = Field(primary_key=True, max_length=64)
+    size: int
+    """Bytes of the terms' JSON (`formats.xet.terms_json`), before compression."""
+    data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+    """The terms' JSON, zlib-compressed; at most `store.xet.MAX_TERMS_ROW` bytes."""
+    kept_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
+
+
 class EventRow(SQLModel, table=True):
     """Something that happened to a tracked repo besides a new revision."""
 
