@@ -97,6 +97,19 @@ def test_compare_of_revisions_apart_tells_tensors_from_kept_terms(
     assert hub.stats.count("cas") == asked  # nothing asked of the CAS server for it
 
 
+def test_the_compare_page_of_revisions_apart_lists_the_changed_tensors(
+    hub: HubSimulator, store: SqlStore
+) -> None:
+    first, _, third = poll(hub, store)
+    asked = hub.stats.count("cas")
+    page = InProcess(create_app(store, Settings())).get(f"/repos/{REPO}/compare/{first}..{third}")
+    assert page.status_code == 200
+    section = page.text.split('<section id="tensors">', 1)[1].split("</section>", 1)[0]
+    changed = [f"<tr><td><code>{n}</code></td><td>changed</td></tr>" for n in NAMES[1::3]]
+    assert all(row in section for row in changed)
+    assert hub.stats.count("cas") == asked
+
+
 def test_a_restart_does_not_ask_again_for_kept_terms(
     hub: HubSimulator, store: SqlStore, tmp_path: Path
 ) -> None:
