@@ -11,6 +11,7 @@ from jinja2 import Environment, PackageLoader
 from hubwatch.api.convert import advisory_url
 from hubwatch.api.deps import StoreDep, repo_path, require_reader
 from hubwatch.api.routes.lineage import derivative_public, missed_public
+from hubwatch.estimator.table import legend
 from hubwatch.models import Change, redact_url
 from hubwatch.models.derivatives import worst_missed
 from hubwatch.models.timestamps import to_minute
@@ -43,7 +44,14 @@ def _batch(fit: Any) -> str:
     return shown + (" ×2" if fit.get("cards") == 2 else "")
 
 
-_env.globals.update(when=to_minute, gb=_gb, gib=_gib, batch=_batch, advisory_url=advisory_url)
+_env.globals.update(
+    when=to_minute,
+    gb=_gb,
+    gib=_gib,
+    batch=_batch,
+    advisory_url=advisory_url,
+    table_legend=legend,
+)
 _env.filters["redact_url"] = redact_url
 
 
@@ -107,6 +115,9 @@ def revision_page(org: str, name: str, rev: str, store: StoreDep) -> HTMLRespons
     if estimate is not None:
         for row in estimate.max_batch.values():
             gpus += [g for g in row if g not in gpus]
+    files = store.files(repo_id, revision.sha)
+    # NOTE: the code a config's auto_map names ships as .py files beside it
+    custom_code = [f.path for f in files if f.path.endswith(".py")]
     return _page(
         "revision.html",
         repo_id=repo_id,
@@ -116,6 +127,7 @@ def revision_page(org: str, name: str, rev: str, store: StoreDep) -> HTMLRespons
         estimate=estimate,
         gpus=gpus,
         advisories=store.advisory_report(repo_id, revision.sha),
-        files=store.files(repo_id, revision.sha),
+        files=files,
+        custom_code=custom_code,
         changed=set(revision.changed),
     )
