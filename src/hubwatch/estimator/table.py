@@ -15,7 +15,8 @@ CONSERVATIVE = 1.17
 """The conservative peak: the estimate times this. It covers the largest under-estimate this
 project has measured (docs/estimator-accuracy.md)."""
 CONSERVATIVE_FROM = (
-    "it covers the largest under-estimate in docs/estimator-accuracy.md: LitGPT's Llama 2 "
+    "it covers the largest under-estimate of a run with published settings in "
+    "docs/estimator-accuracy.md: LitGPT's Llama 2 "
     "13B QLoRA, 22.55 GB measured against 19.34 GB estimated (x1.166)"
 )
 HEADROOM_FROM = (
