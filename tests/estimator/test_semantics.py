@@ -156,3 +156,31 @@ def test_serving_is_sized_at_4096_tokens_with_the_maximum_beside() -> None:
     served = serving(read_model(config("Qwen__Qwen3-0.6B")))
     assert served.assumptions["context tokens"] == 4096
     assert "the model's maximum: 40,960" in str(served.assumptions["context"])
+
+
+def test_a_base_models_checkpoint_under_a_causal_lm_config_has_no_lm_head() -> None:
+    # Qwen3-Embedding's config names Qwen3ForCausalLM; its weights are the Qwen3Model inside
+    raw = config("Qwen__Qwen3-8B")
+    model = read_model(raw)
+    lm_head = 151_936 * 4096
+    header = {k: v for k, v in header_of(model, {}).items() if not k.startswith("lm_head")}
+    sized = size(raw, headers={"model.safetensors": header})
+    computes = sized.model.computes
+    assert computes is not None and computes.head == "none" and not computes.cache
+    assert "the checkpoint is a base model's" in computes.told[-1]
+    n = sized.params.total  # the config's count, lm_head included: the cross-check
+    served, full = sized.memory[0], sized.memory[1]
+    assert served.parts["weights"] == 2 * (n - lm_head) and served.parts["kv_cache"] == 0
+    assert full.parts["weights"] == 2 * (n - lm_head) and full.parts["logits_and_loss"] == 0
+    told = estimate(raw, {"model.safetensors": header})
+    assert told.reconciliation is not None
+    assert any("lm_head is missing" in line for line in told.reconciliation["explanations"])
+
+
+def test_a_causal_lms_own_checkpoint_keeps_its_head() -> None:
+    raw = config("Qwen__Qwen3-8B")
+    model = read_model(raw)
+    header = header_of(model, {})
+    prefixed = {("model." + k if not k.startswith("lm_head") else k): v for k, v in header.items()}
+    sized = size(raw, headers={"model.safetensors": prefixed})
+    assert sized.model.computes is not None and sized.model.computes.head == "lm"

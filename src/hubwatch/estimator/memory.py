@@ -146,7 +146,6 @@ def serving(
     kv_per = _dtype(kv_dtype)
     computes = model.computes
     borrowed = computes.borrowed if computes else ()
-    found = computes.weights_only if computes else ()
     units: list[Unit] = []
     text = model.text
     for tower in model.towers:
@@ -165,7 +164,7 @@ def serving(
             kv = math.ceil(kv_elems(layer, context) * kv_per) if model.caches else 0
             seen[id(layer)] = (math.ceil(_weight_bytes(layer.params, dtype)), kv)
         units.append(Unit(f"layer {i}", *seen[id(layer)]))
-    head = math.ceil(_weight_bytes((*text.after, *found), dtype)) + lent.get("head", 0)
+    head = math.ceil(_weight_bytes(model.resident_after, dtype)) + lent.get("head", 0)
     units.append(Unit("head", head, 0))
     weights = sum(u.fixed for u in units) - sum(lent.values())
     kv_total = batch * sum(u.per_seq for u in units)

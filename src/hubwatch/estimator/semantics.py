@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from hubwatch.estimator.structure import (
+    LM_HEADS,
     AttentionKind,
     Computes,
     HeadKind,
@@ -20,8 +21,6 @@ from hubwatch.estimator.structure import (
 )
 
 _CLASSIFIERS = ("ForSequenceClassification", "ForTokenClassification")
-_LM_HEADS = frozenset({"lm_head", "embed_out", "output"})
-"""Module names of a decoder's LM head across the families (`lm_head`, GPT-NeoX's `embed_out`)."""
 
 
 def decide(model: Model, config: Mapping[str, object]) -> Model:
@@ -35,7 +34,7 @@ def decide(model: Model, config: Mapping[str, object]) -> Model:
     arch = model.architecture
     if arch.endswith(_CLASSIFIERS) and text.vocab:
         labels = _labels(config)
-        after = tuple(p for p in text.after if p.module not in _LM_HEADS)
+        after = tuple(p for p in text.after if p.module not in LM_HEADS)
         after += (linear("score", text.hidden, labels, bias=False, kind="head"),)
         told.append(
             f"classification head ({arch}): a score over {labels} labels, no vocabulary logits"
@@ -43,7 +42,7 @@ def decide(model: Model, config: Mapping[str, object]) -> Model:
         model = _with_text(model, replace(text, after=after, vocab=0))
         return _computed(model, HeadKind.CLASSIFICATION, attention, labels, told)
     if _base_model(arch, config) and text.vocab:
-        after = tuple(p for p in text.after if p.module not in _LM_HEADS)
+        after = tuple(p for p in text.after if p.module not in LM_HEADS)
         told.append(f"no LM head ({arch}): hidden states out, no logits term")
         notes = (*model.notes, f"{arch} has no LM head: only the embeddings are counted")
         model = replace(_with_text(model, replace(text, after=after, vocab=0)), notes=notes)
@@ -154,12 +153,17 @@ _KNOWN = frozenset(
 
 
 def weights_only(model: Model, names: Mapping[str, int], surplus: int) -> Model:
-    """`model` with the heads its safetensors tensors hold that its structure does not name
+    """`model` as its safetensors tensors show it: no LM head when the checkpoint is a base
+    model's (`_base_checkpoint`), and the heads they hold that its structure does not name
     (a projection a sentence-transformers export carries): tensors outside the layer stacks and
     towers whose module matches no module of the model, grouped by module. Only what the
     checkpoint holds beyond the derived count (`surplus`) can be such a head."""
-    if surplus <= 0 or model.computes is None:
+    if model.computes is None:
         return model
+    model = _base_checkpoint(model, names)
+    if surplus <= 0:
+        return model
+    assert model.computes is not None
     known = set(_KNOWN)
     for tower in model.towers:
         known |= {p.module.split(".")[0] for p in (*tower.before, *tower.after)}
@@ -184,3 +188,22 @@ def weights_only(model: Model, names: Mapping[str, int], surplus: int) -> Model:
         model,
         computes=replace(computes, head=head, weights_only=heads, told=(*computes.told, told)),
     )
+
+
+def _base_checkpoint(model: Model, names: Mapping[str, int]) -> Model:
+    """No LM head when the weights were saved from the base class: `embed_tokens` at the top,
+    no `model.` prefix, no LM head tensor. Qwen3-Embedding's config names Qwen3ForCausalLM,
+    but sentence-transformers saves the Qwen3Model inside it."""
+    computes = model.computes
+    if computes is None or computes.head is not HeadKind.LM or model.text.name != "text":
+        return model
+    top = {name.split(".")[0] for name in names}
+    if "embed_tokens" not in top or "model" in top or top & LM_HEADS:
+        return model
+    told = (
+        *(line for line in computes.told if not line.startswith("LM head")),
+        "the checkpoint is a base model's (embed_tokens at the top, no lm_head): no LM head, "
+        "no logits term, no KV cache",
+    )
+    computes = replace(computes, head=HeadKind.NONE, cache=False, logits=0, told=told)
+    return replace(model, computes=computes)

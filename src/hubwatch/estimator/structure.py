@@ -112,6 +112,10 @@ class Tower:
         return out
 
 
+LM_HEADS = frozenset({"lm_head", "embed_out", "output"})
+"""Module names of a decoder's LM head across the families (`lm_head`, GPT-NeoX's `embed_out`)."""
+
+
 class HeadKind(StrEnum):
     """What the model computes at its end, which decides the logits term."""
 
@@ -174,6 +178,17 @@ class Model:
     def caches(self) -> bool:
         """Whether serving keeps a KV cache."""
         return self.generates if self.computes is None else self.computes.cache
+
+    @property
+    def resident_after(self) -> tuple[Param, ...]:
+        """What follows the text tower's layers on the card: its final norm and head (no LM
+        head when the model computes none), and any head only the weights hold."""
+        after = self.text.after
+        if self.computes is None:
+            return after
+        if self.computes.head is not HeadKind.LM:
+            after = tuple(p for p in after if p.module not in LM_HEADS)
+        return after + self.computes.weights_only
 
     @property
     def logits(self) -> int:

@@ -209,7 +209,6 @@ def _training_units(model: Model, run: Run, resident: _Resident) -> tuple[list[U
     tokens = run.seq_len
     computes = model.computes
     borrowed = computes.borrowed if computes else ()
-    found = computes.weights_only if computes else ()
     units = [
         Unit(t.name, resident.fixed(tuple(t.all_params())), 0)
         for t in model.towers
@@ -232,7 +231,7 @@ def _training_units(model: Model, run: Run, resident: _Resident) -> tuple[list[U
     units += [Unit(f"layer {i}", *per_layer[id(layer)]) for i, layer in enumerate(text.layers)]
     logits = 10 * tokens * model.logits  # bf16 logits, their fp32 upcast, fp32 gradient
     heads = tuple(p for p in borrowed if p.kind != "embedding")
-    head = resident.fixed((*text.after, *found)) + resident.frozen(heads)
+    head = resident.fixed(model.resident_after) + resident.frozen(heads)
     units.append(Unit("head", head, logits))
     return units, largest, total
 
