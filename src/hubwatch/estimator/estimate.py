@@ -65,13 +65,14 @@ def estimate(config: object, headers: Mapping[str, Mapping[str, object]] | None 
 
 
 def retrained(raw: bytes | str, run: Run) -> dict[str, Any]:
-    """Training memory and largest batches of the config in `raw` under `run`'s settings (its
-    method aside: full, LoRA and QLoRA all); CannotEstimate when the config or a setting is bad."""
+    """Training memory, largest batches and the table (serving at its defaults) of the config in
+    `raw` under `run`'s settings (its method aside: full, LoRA and QLoRA all); CannotEstimate
+    when the config or a setting is bad."""
     try:
         config = loads_bounded(raw)
     except UnsafeContent as exc:
         raise CannotEstimate(f"config.json: {exc}") from None
-    sized = size(config, run=run)
+    sized = size(config, run=run, job=DEFAULT_JOB)
     return {
         "training": {m.workload: _memory(m) for m in sized.memory[1:]},
         "max_batch": {
@@ -81,6 +82,7 @@ def retrained(raw: bytes | str, run: Run) -> dict[str, Any]:
             }
             for m in sized.memory[1:]
         },
+        "table": as_json(sized.table) if sized.table else {},
     }
 
 
