@@ -184,3 +184,13 @@ def test_a_causal_lms_own_checkpoint_keeps_its_head() -> None:
     prefixed = {("model." + k if not k.startswith("lm_head") else k): v for k, v in header.items()}
     sized = size(raw, headers={"model.safetensors": prefixed})
     assert sized.model.computes is not None and sized.model.computes.head == "lm"
+
+
+def test_a_reward_model_scores_one_label_instead_of_the_vocabulary() -> None:
+    causal = config("Qwen__Qwen3-8B")
+    raw = causal | {"architectures": ["Qwen3ForSequenceClassification"], "id2label": {"0": "r"}}
+    model = read_model(raw)
+    lm_head, score = 151_936 * 4096, 4096 * 1
+    assert count_params(model).total == count_params(read_model(causal)).total - lm_head + score
+    assert training(model, seq_len=SEQ).parts["logits_and_loss"] == 10 * SEQ * 1
+    assert serving(model).parts["kv_cache"] == 0

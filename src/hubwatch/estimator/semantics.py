@@ -44,7 +44,7 @@ def decide(model: Model, config: Mapping[str, object]) -> Model:
     if _base_model(arch, config) and text.vocab:
         after = tuple(p for p in text.after if p.module not in LM_HEADS)
         told.append(f"no LM head ({arch}): hidden states out, no logits term")
-        notes = (*model.notes, f"{arch} has no LM head: only the embeddings are counted")
+        notes = (*model.notes, f"{arch} has no LM head: counted without lm_head")
         model = replace(_with_text(model, replace(text, after=after, vocab=0)), notes=notes)
         return _computed(model, HeadKind.NONE, attention, 0, told)
     if text.vocab:
