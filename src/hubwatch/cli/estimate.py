@@ -20,7 +20,6 @@ from hubwatch.cli.base import (
     stored,
 )
 from hubwatch.cli.base import app as _app
-from hubwatch.cli.estimate_table import markdown, render_table
 from hubwatch.cli.gguf_table import render_gguf
 from hubwatch.cli.render import gb
 from hubwatch.errors import InvalidRepoId
@@ -114,6 +113,7 @@ def estimate(
 ) -> None:
     """Estimate parameters, serving and training memory, largest batch per card, and cost."""
     with loading():
+        from hubwatch.cli.estimate_table import markdown
         from hubwatch.estimator import CannotEstimate, Job, Run, estimate_json, size
         from hubwatch.estimator import lora_targets as parse_targets
         from hubwatch.estimator.estimate import parse_headers
@@ -292,6 +292,8 @@ def _render(report: dict[str, Any], params: dict[str, Any]) -> None:
         told = "; ".join(f"{k}: {v}" for k, v in m["assumptions"].items())
         out.print(f"  assumes {shown(told)}", highlight=False)
     if report.get("table"):
+        from hubwatch.cli.estimate_table import render_table  # imported already by `estimate`
+
         render_table(report["table"])
     if (rec := report.get("reconciliation")) is not None:
         out.print(
