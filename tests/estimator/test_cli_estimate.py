@@ -14,24 +14,27 @@ from tests.support.gitrepo import CommitSpec, make_repo
 LLAMA = REPO_CONFIGS / "meta-llama__Llama-3.2-1B.json"
 
 
-def run(tmp_path: Path, *args: str) -> tuple[int, str, str]:
+def run(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
     env = {
         "HUBWATCH_DATA_DIR": str(tmp_path / "data"),
         "HUBWATCH_LOG_LEVEL": "ERROR",
         "COLUMNS": "200",
-    }
+    } | (env or {})
     result = CliRunner().invoke(app, list(args), env=env)
     return result.exit_code, result.stdout, result.stderr
 
 
 def test_config_json_prints_counts_memory_with_assumptions_and_card_table(tmp_path: Path) -> None:
     code, stdout, _ = run(
-        tmp_path, "estimate", "--config", str(LLAMA), "--context", "8192", "--tokens", "1000000000"
+        tmp_path, "estimate", "--config", str(LLAMA), "--context", "8192", "--samples", "10000"
     )
     assert code == 0
     assert "1,235,814,400 total" in stdout
-    assert "context tokens: 8192; batch: 1" in stdout and "sequence length: 2048" in stdout
-    assert "largest batch per card" in stdout and "cost:" in stdout
+    assert "context tokens: 8192; context: 8,192 per sequence (the model's maximum: 131,072)" in (
+        stdout
+    )
+    assert "sequence length: 2048" in stdout
+    assert "largest batch (×N) per card" in stdout and "cost, full fine-tune:" in stdout
 
 
 def test_json_output_carries_assumptions_and_fits(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import hubwatch.estimator.families  # noqa: F401  # importing it registers the built-in families
 from hubwatch.estimator.config import MAX_PARAMS, CannotEstimate, Reader
 from hubwatch.estimator.registry import Built, find, model_type_of
+from hubwatch.estimator.semantics import decide
 from hubwatch.estimator.structure import Model
 
 
@@ -26,7 +27,8 @@ def read_model(config: object) -> Model:
     if family is None:
         raise _refused(name, architecture)
     reader = Reader(config, family.defaults)
-    return _model(name, architecture, family.builder(reader, architecture), True, reader)
+    built = family.builder(reader, architecture)
+    return decide(_model(name, architecture, built, True, reader), config)
 
 
 def _refused(name: str, architecture: str) -> CannotEstimate:

@@ -82,6 +82,12 @@ def headers_only(headers: Mapping[str, Mapping[str, object]], why: str) -> Recon
     )
 
 
+def tensors(headers: Mapping[str, Mapping[str, object]]) -> tuple[int, dict[str, int]]:
+    """(parameters stored, parameters per tensor name) of the headers, side tensors left out."""
+    stored, _by_dtype, _quantized, names = _scan(headers)
+    return stored, names
+
+
 def _scan(
     headers: Mapping[str, Mapping[str, object]],
 ) -> tuple[int, dict[str, int], bool, dict[str, int]]:
@@ -166,6 +172,12 @@ def _explain(model: Model, names: dict[str, int], difference: int) -> list[str]:
             "config, absent in the files"
         )
         left += lm
+    found = model.computes.weights_only if model.computes else ()
+    if found and left > 0:
+        n = sum(p.numel for p in found)
+        shown = ", ".join(p.module for p in found[:4])
+        out.append(f"a head the config does not name ({shown}): {n:,}, counted in memory")
+        left -= n
     if left > 0:
         out.append(f"{left:,} more parameters stored than derived: extra heads or projections")
     elif left < 0:

@@ -20,6 +20,7 @@ from hubwatch.api.convert import advisory_url
 from hubwatch.api.deps import DiffersDep, StoreDep, repo_path, require_reader
 from hubwatch.api.routes.lineage import derivative_public, missed_public
 from hubwatch.diff import char_pieces
+from hubwatch.estimator.table import legend
 from hubwatch.models import Change, redact_url
 from hubwatch.models.derivatives import worst_missed
 from hubwatch.models.timestamps import to_minute
@@ -43,7 +44,14 @@ def _gib(value: Any) -> str:
     return f"{value / 2**30:,.2f} GiB" if isinstance(value, int | float) else "?"
 
 
-_env.globals.update(when=to_minute, gb=_gb, gib=_gib, batch=batch_cell, advisory_url=advisory_url)
+_env.globals.update(
+    when=to_minute,
+    gb=_gb,
+    gib=_gib,
+    batch=batch_cell,
+    advisory_url=advisory_url,
+    table_legend=legend,
+)
 _env.filters["redact_url"] = redact_url
 
 
@@ -107,6 +115,9 @@ def revision_page(org: str, name: str, rev: str, store: StoreDep) -> HTMLRespons
     if estimate is not None:
         for row in estimate.max_batch.values():
             gpus += [g for g in row if g not in gpus]
+    files = store.files(repo_id, revision.sha)
+    # NOTE: the code a config's auto_map names ships as .py files beside it
+    custom_code = [f.path for f in files if f.path.endswith(".py")]
     return _page(
         "revision.html",
         repo_id=repo_id,
@@ -116,7 +127,8 @@ def revision_page(org: str, name: str, rev: str, store: StoreDep) -> HTMLRespons
         estimate=estimate,
         gpus=gpus,
         advisories=store.advisory_report(repo_id, revision.sha),
-        files=store.files(repo_id, revision.sha),
+        files=files,
+        custom_code=custom_code,
         changed=set(revision.changed),
     )
 
