@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from datetime import UTC, datetime, timedelta
 
@@ -48,7 +49,7 @@ def grown_config(context: int, vocab: int, layers: int) -> bytes:
 
 
 def sha_of(n: int) -> CommitSha:
-    return CommitSha(f"{0xA000 + n:040x}")
+    return CommitSha(hashlib.sha1(f"growing {n}".encode()).hexdigest())
 
 
 def fill_growing(store: Store, steps: int | None = None) -> list[CommitSha]:

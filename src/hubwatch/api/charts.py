@@ -8,7 +8,7 @@ from html import escape
 
 WIDTH = 480
 HEIGHT = 200
-_LEFT, _RIGHT, _TOP, _BOTTOM = 64, 12, 14, 44
+_LEFT, _RIGHT, _TOP, _BOTTOM = 76, 12, 14, 44
 """Margins inside the viewBox: the left one holds the value labels, the bottom one the dates
 and the x axis' title."""
 LINE = "#0550ae"

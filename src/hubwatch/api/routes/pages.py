@@ -104,7 +104,7 @@ def timeline(
         prev_url=query_string(where, page=page - 1) if page > 1 else None,
         next_url=query_string(where, page=page + 1) if found.more else None,
         severities=[s.value for s in Severity],
-        charts=[Markup(line_chart(series)) for series in trend_series(points)],
+        charts=[(s.title, Markup(line_chart(s))) for s in trend_series(points)],
         rows=trend_rows(points),
         metrics=METRICS,
         shown=shown,
