@@ -42,6 +42,7 @@ def api(store: SqlStore, shas: list[CommitSha]) -> InProcess:
         ("", "", "", ChangeFilter()),  # a form's "any"
         ("breaking", None, None, ChangeFilter(Severity.BREAKING)),
         (None, "chat_template", None, ChangeFilter(kind="chat_template")),
+        (None, "chat_template.", None, ChangeFilter(kind="chat_template")),  # the API's prefix
         (None, None, "2024-01-31", ChangeFilter(since=datetime(2024, 1, 31, tzinfo=UTC))),
     ],
 )

@@ -12,8 +12,9 @@ from fastapi import Depends, HTTPException, Query
 
 from hubwatch.models import ChangeFilter, Severity
 
-_KIND = re.compile(r"[a-z0-9_]+(\.[a-z0-9_]+)*")
-"""How change kinds are spelled (`chat_template.rendered`)."""
+_KIND = re.compile(r"[a-z0-9_]+(\.[a-z0-9_]+)*\.?")
+"""How change kinds are spelled (`chat_template.rendered`); a trailing `.` (the API's prefix
+form, `chat_template.`) is taken too."""
 
 
 def parse_filter(severity: str | None, kind: str | None, since: str | None) -> ChangeFilter:
@@ -36,7 +37,7 @@ def parse_filter(severity: str | None, kind: str | None, since: str | None) -> C
         except ValueError:
             raise ValueError(f"since must be a date (2024-01-31), not {since!r}") from None
         start = datetime(day.year, day.month, day.day, tzinfo=UTC)
-    return ChangeFilter(chosen, kind or None, start)
+    return ChangeFilter(chosen, kind.rstrip(".") if kind else None, start)
 
 
 def query_string(where: ChangeFilter, **more: int) -> str:
