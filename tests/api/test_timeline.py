@@ -117,6 +117,7 @@ def test_timeline_since_a_date_keeps_revisions_without_changes(
     since = datetime(2024, 1, 6, tzinfo=UTC)  # revisions 5, 6, 7
     page = store.timeline(REPO, ChangeFilter(since=since))
     assert [rc.revision.sha for rc in page.revisions] == shas[7:4:-1]
+    assert not ChangeFilter(since=since).by_change
     both = store.timeline(REPO, ChangeFilter(Severity.BREAKING, since=since))
     assert [rc.revision.sha for rc in both.revisions] == [shas[7]]
 

@@ -27,10 +27,10 @@ class ChangeFilter:
     """Only revisions committed at or after this (the date the pages show)."""
 
     @property
-    def empty(self) -> bool:
-        """Whether it lets everything through (a timeline then shows revisions without
-        changes too)."""
-        return self.severity is None and self.kind is None and self.since is None
+    def by_change(self) -> bool:
+        """Whether it picks changes (a severity or a kind): a timeline then shows only the
+        revisions with a change it takes; by date alone, every revision since."""
+        return self.severity is not None or self.kind is not None
 
     def takes(self, change: Change) -> bool:
         """Whether `change` passes the severity and kind parts (the date is the revision's)."""

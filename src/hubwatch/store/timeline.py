@@ -15,8 +15,8 @@ class TimelineStore(Protocol):
     def timeline(
         self, repo_id: str, where: ChangeFilter, *, offset: int = 0, limit: int = 50
     ) -> TimelinePage:
-        """Revisions newest first, `offset` of them skipped: every revision with an empty
-        filter, else those with a change the filter takes (and only those changes);
+        """Revisions newest first, `offset` of them skipped, committed since `where.since`:
+        when `where.by_change`, only those with a change it takes, with only those changes;
         NotTracked if unknown."""
 
     @abstractmethod

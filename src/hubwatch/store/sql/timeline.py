@@ -37,7 +37,7 @@ class SqlTimelineStore(SqlBase, TimelineStore):
             if where.since is not None:
                 query = query.where(col(RevisionRow.committed_at) >= where.since.astimezone(UTC))
             taken = taken_by(where)
-            if taken:
+            if where.by_change:
                 query = query.where(
                     select(ChangeRow.id)
                     .where(
