@@ -66,6 +66,10 @@ def fill_every_page(store: SqlStore) -> dict[str, CommitSha]:
             detail="generation differs from the base's newest revision",
         )
     )
+    polled = datetime(2024, 2, 1, 12, 30, tzinfo=UTC)
+    for repo in store.list_repos():  # a polled repo's row is the index's widest
+        head = store.history(repo.ref.repo_id)[-1].sha
+        store.update_repo(repo.ref.repo_id, head=head, polled_at=polled)
     return {"revision": shas[2], "base": shas[0], "head": shas[2]}
 
 
