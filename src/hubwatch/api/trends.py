@@ -91,15 +91,19 @@ class Metric:
     unit: str
     read: Callable[[TrendPoint], float | None]
     shown: Callable[[float], str]
+    column: str
+    """The table's header for it."""
 
 
 METRICS = (
-    Metric("params", "Parameters", "parameters", _params, _count),
-    Metric("serving", "Serving memory per card (bf16, full context)", "GB", _serving, _gb),
-    Metric("lora", "LoRA fine-tuning memory per card (batch 1)", "GB", _lora, _gb),
-    Metric("context", "Context length", "tokens", _context, _whole),
-    Metric("vocab", "Vocabulary size", "tokens", _vocab, _whole),
-    Metric("weights", "Weight files, total size", "GB", _weights, _gb),
+    Metric("params", "Parameters", "parameters", _params, _count, "parameters"),
+    Metric(
+        "serving", "Serving memory per card (bf16, full context)", "GB", _serving, _gb, "serving"
+    ),
+    Metric("lora", "LoRA fine-tuning memory per card (batch 1)", "GB", _lora, _gb, "LoRA"),
+    Metric("context", "Context length", "tokens", _context, _whole, "context"),
+    Metric("vocab", "Vocabulary size", "tokens", _vocab, _whole, "vocabulary"),
+    Metric("weights", "Weight files, total size", "GB", _weights, _gb, "weights"),
 )
 
 
