@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from hubwatch.models import StoredRevision
-from tests.support.browser import CHROMIUM_ARGS, GRANITE, chromium_or_skip, granite_store, served
+from tests.support.browser import CHROMIUM_ARGS, GRANITE, chromium_or_skip, granite_store, serving
 
 # The fix of "Updated chat template": the loop runs over loop_messages, so a system message is
 # no longer rendered a second time.
@@ -26,7 +26,7 @@ def granite(
     store = granite_store(work / "hubwatch.db", granite_git, work / "mirrors")
     [fix] = [r for r in store.history(GRANITE) if r.title == "Updated chat template"]
     try:
-        with served(store) as base:
+        with serving(store) as base:
             yield base, fix
     finally:
         store.close()

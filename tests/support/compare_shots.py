@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from tests.conftest import GRANITE_BUNDLE
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, GRANITE, granite_store, served
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, GRANITE, granite_store, serving
 
 WIDTHS = (390, 1440)
 
@@ -30,7 +30,7 @@ def main(out: Path) -> None:
         start = by_title["Updated chat template"].parents[0]
         end = by_title["Added bf16 tensors"].sha
         try:
-            with served(store) as base, sync_playwright() as p:
+            with serving(store) as base, sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
                 page = browser.new_page()
                 for width in WIDTHS:

@@ -59,6 +59,7 @@ from hubwatch.models.subscription import (
     StoredEvent,
     Subscription,
 )
+from hubwatch.models.timeline import ChangeFilter, TimelinePage, TrendPoint
 
 __all__ = [
     "FOLLOW_HEAD",
@@ -70,6 +71,7 @@ __all__ = [
     "AdvisoryReport",
     "AdvisoryStatus",
     "Change",
+    "ChangeFilter",
     "Claim",
     "CommitInfo",
     "CommitSha",
@@ -106,6 +108,8 @@ __all__ = [
     "RevisionStored",
     "StoredRevision",
     "Subscription",
+    "TimelinePage",
+    "TrendPoint",
     "TrackedRepo",
     "redact_text",
     "redact_url",

@@ -13,6 +13,7 @@ from hubwatch.store.lineage import LineageStore
 from hubwatch.store.outage import Outage
 from hubwatch.store.repos import RepoStore, RevisionStore
 from hubwatch.store.scheduling import ScheduleStore
+from hubwatch.store.timeline import TimelineStore
 from hubwatch.store.webhooks import WebhookStore
 from hubwatch.store.xet import XetTermsStore
 
@@ -29,6 +30,7 @@ class Store(
     BrowseStore,
     LineageStore,
     XetTermsStore,
+    TimelineStore,
 ):
     """Everything persisted: each concept's interface, for callers that need several.
 

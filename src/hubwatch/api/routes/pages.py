@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from http import HTTPStatus
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query
 from fastapi.responses import HTMLResponse, RedirectResponse
 from jinja2 import Environment, PackageLoader
+from markupsafe import Markup
 
+from hubwatch.api.charts import line_chart
 from hubwatch.api.compare_view import (
     batch_cell,
     batch_rows,
@@ -18,10 +21,12 @@ from hubwatch.api.compare_view import (
 )
 from hubwatch.api.convert import advisory_url
 from hubwatch.api.deps import DiffersDep, StoreDep, repo_path, require_reader
+from hubwatch.api.filters import FilterDep, query_string
 from hubwatch.api.routes.lineage import derivative_public, missed_public
+from hubwatch.api.trends import METRICS, shown, trend_rows, trend_series
 from hubwatch.diff import char_pieces
 from hubwatch.estimator.table import legend
-from hubwatch.models import Change, redact_url
+from hubwatch.models import Severity, redact_url
 from hubwatch.models.derivatives import worst_missed
 from hubwatch.models.timestamps import to_minute
 from hubwatch.store.lineage import LineageStore
@@ -55,9 +60,23 @@ _env.globals.update(
 _env.filters["redact_url"] = redact_url
 
 
-def _page(template: str, **context: Any) -> HTMLResponse:
+def _page(template: str, code: int = 200, **context: Any) -> HTMLResponse:
     html = _env.get_template(template).render(**context)
-    return HTMLResponse(html, headers={"content-security-policy": _CSP})
+    return HTMLResponse(html, code, headers={"content-security-policy": _CSP})
+
+
+def error_page(status: int, detail: str, headers: dict[str, str] | None = None) -> HTMLResponse:
+    """The page a browser is shown for an error `status` (404, 422, 500…), `detail` as text."""
+    response = _page("error.html", status, status=status, phrase=_phrase(status), detail=detail)
+    response.headers.update(headers or {})
+    return response
+
+
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Error"
 
 
 @router.get("/", response_class=HTMLResponse, include_in_schema=False)
@@ -65,28 +84,38 @@ def index(store: StoreDep) -> HTMLResponse:
     return _page("index.html", repos=store.list_repos())
 
 
+PAGE_SIZE = 50
+"""Revisions on one page of a repo's timeline."""
+
+
 @router.get("/repos/{org}/{name}", response_class=HTMLResponse, include_in_schema=False)
 def timeline(
     org: str,
     name: str,
     store: StoreDep,
-    before: Annotated[int | None, Query(ge=1, le=2**31 - 1)] = None,
+    where: FilterDep,
+    page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
 ) -> HTMLResponse:
     repo_id = repo_path(org, name)
     repo = store.get_repo(repo_id)
-    page = store.history_page(repo_id, before=before, limit=100)
-    changes: dict[str, tuple[Change, ...]] = {}
-    if page.revisions:
-        oldest = page.revisions[-1]
-        since = oldest.parents[0] if oldest.parents else None
-        known = since is not None and since in store.known_shas(repo_id)
-        for rc in store.changes(repo_id, since=since if known else None):
-            changes[rc.revision.sha] = tuple(sorted(rc.changes, key=lambda c: -c.severity.rank))
+    found = store.timeline(repo_id, where, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE)
+    points = store.trend(repo_id)
     return _page(
         "repo.html",
         repo=repo,
+        revisions=[
+            (rc.revision, sorted(rc.changes, key=lambda c: -c.severity.rank))
+            for rc in found.revisions
+        ],
+        where=where,
         page=page,
-        changes=changes,
+        prev_url=query_string(where, page=page - 1) if page > 1 else None,
+        next_url=query_string(where, page=page + 1) if found.more else None,
+        severities=[s.value for s in Severity],
+        charts=[(s.title, Markup(line_chart(s))) for s in trend_series(points)],
+        rows=trend_rows(points),
+        metrics=METRICS,
+        shown=shown,
         events=store.events(repo_id),
         **_lineage(store, repo_id),
     )

@@ -25,6 +25,7 @@ from hubwatch.store.sql.repos import SqlRepoStore
 from hubwatch.store.sql.revisions import SqlRevisionStore
 from hubwatch.store.sql.schedules import SqlScheduleStore
 from hubwatch.store.sql.tables import CursorRow
+from hubwatch.store.sql.timeline import SqlTimelineStore
 from hubwatch.store.sql.webhooks import SqlWebhookStore
 from hubwatch.store.sql.xet import SqlXetTermsStore
 
@@ -41,6 +42,7 @@ class SqlStore(
     SqlBrowseStore,
     SqlLineageStore,
     SqlXetTermsStore,
+    SqlTimelineStore,
     Store,
 ):
     """Store on SQLite or PostgreSQL; the URL decides. Each part is a mixin over `SqlBase`."""
