@@ -28,6 +28,7 @@ BROWSER_PAGES: list[tuple[str, str]] = [
     ("repo", "/repos/org/model"),
     ("lineage", "/repos/other/thing"),
     ("revision", "/repos/org/model/revisions/{revision}"),
+    ("compare", "/repos/org/model/compare/{base}..{head}"),
     ("error", "/repos/org/unknown"),
 ]
 """(name, URL) of each page checked; `{revision}`, `{base}` and `{head}` in a URL are filled
