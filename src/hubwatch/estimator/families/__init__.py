@@ -11,6 +11,7 @@ from hubwatch.estimator.families.dense import DENSE
 from hubwatch.estimator.families.drafters import DFLASH_DRAFTER
 from hubwatch.estimator.families.encdec import ENCDEC
 from hubwatch.estimator.families.encoders import BERT, ENCODERS
+from hubwatch.estimator.families.hybrid import HYBRID
 from hubwatch.estimator.families.moe import (
     DEEPSEEK_V2,
     DEEPSEEK_V3,
@@ -69,6 +70,7 @@ BUILTINS: tuple[Family, ...] = (
     *SEQ2SEQ,
     *ENCDEC,
     *VLM,
+    *HYBRID,
 )
 """Every family hubwatch counts out of the box, in registration order."""
 
