@@ -52,6 +52,25 @@ def test_bad_config_is_one_line_cannot_estimate(tmp_path: Path) -> None:
     assert stderr.count("\n") == 1
 
 
+def test_a_lora_target_the_model_lacks_is_a_usage_error_naming_its_modules(
+    tmp_path: Path,
+) -> None:
+    code, stdout, stderr = run(
+        tmp_path, "estimate", "--config", str(LLAMA), "--lora-targets", "foo"
+    )
+    assert code == EXIT_USAGE and stdout == ""
+    assert stderr.startswith("error: cannot estimate: LoRA targets: 'foo' is not a linear module")
+    assert "its modules are down_proj, gate_proj, k_proj, o_proj, q_proj, up_proj, v_proj" in stderr
+
+
+def test_lora_targets_the_model_has_are_accepted(tmp_path: Path) -> None:
+    code, stdout, _ = run(
+        tmp_path, "estimate", "--config", str(LLAMA), "--lora-targets", "q,v_proj", "--json"
+    )
+    lora = next(m for m in json.loads(stdout)["memory"] if m["workload"] == "lora")
+    assert code == 0 and "q_proj" in lora["assumptions"]["lora"]
+
+
 def test_neither_or_both_targets_is_a_usage_error(tmp_path: Path) -> None:
     assert run(tmp_path, "estimate")[0] == EXIT_USAGE
     assert run(tmp_path, "estimate", "org/m", "--config", str(LLAMA))[0] == EXIT_USAGE

@@ -18,7 +18,7 @@ from hubwatch.estimator.reconcile import Reconciliation, reconcile
 from hubwatch.estimator.registry import Builder, Built, Family, families, register, unregister
 from hubwatch.estimator.sizing import Job, Sizing, size
 from hubwatch.estimator.structure import Model
-from hubwatch.estimator.training import Run, lora_targets, training
+from hubwatch.estimator.training import Run, UnknownTarget, lora_targets, training
 from hubwatch.models.estimate import Estimate
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
     "Reconciliation",
     "Run",
     "Sizing",
+    "UnknownTarget",
     "count_params",
     "estimate",
     "estimate_json",
