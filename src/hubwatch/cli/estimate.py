@@ -109,7 +109,7 @@ def estimate(
 ) -> None:
     """Estimate parameters, serving and training memory, largest batch per card, and cost."""
     with loading():
-        from hubwatch.estimator import CannotEstimate, Job, Run, estimate_json, size
+        from hubwatch.estimator import CannotEstimate, Job, Run, estimate_json, parse_headers, size
         from hubwatch.estimator import lora_targets as parse_targets
         from hubwatch.estimator.gguf import estimate_headers
         from hubwatch.formats.json import loads_bounded
@@ -135,7 +135,8 @@ def estimate(
         )
         job = None if tokens is None else Job(tokens, epochs, on)
         # estimate_json read the config within the limits already
-        sized = size(loads_bounded(raw), context=context, dtype=dtype, job=job, run=run)
+        config, headers = loads_bounded(raw), parse_headers(loaded.headers)
+        sized = size(config, context=context, dtype=dtype, job=job, run=run, headers=headers)
     except CannotEstimate as exc:
         err.print(f"error: cannot estimate: {shown(exc)}", highlight=False)
         raise typer.Exit(EXIT_USAGE) from None

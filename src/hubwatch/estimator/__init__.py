@@ -9,7 +9,7 @@ from __future__ import annotations
 from hubwatch.estimator.cards import Fit, Gpu, fit, fits, gpu, gpus
 from hubwatch.estimator.config import CannotEstimate, Reader
 from hubwatch.estimator.cost import Cost, training_cost
-from hubwatch.estimator.estimate import estimate, estimate_json
+from hubwatch.estimator.estimate import estimate, estimate_json, parse_headers
 from hubwatch.estimator.families import BUILTINS, Decoder
 from hubwatch.estimator.memory import Memory, kv_bytes_per_token, serving
 from hubwatch.estimator.params import ParamCount, count_params
@@ -51,6 +51,7 @@ __all__ = [
     "gpus",
     "kv_bytes_per_token",
     "lora_targets",
+    "parse_headers",
     "read_model",
     "reconcile",
     "register",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from hubwatch.estimator.cards import Fit, fits, gpu
@@ -49,12 +50,14 @@ def size(
     lora_rank: int = 16,
     job: Job | None = None,
     run: Run | None = None,
+    headers: Mapping[str, Mapping[str, object]] | None = None,
 ) -> Sizing:
     """Serving memory (weights at `dtype`, `batch` sequences of `context` tokens, the model's
     own by default) and training memory (`batch` sequences of `seq_len`, or the settings of
     `run` whatever its method) with the largest batch on every card, and the cost of `job`;
-    CannotEstimate when the config or a setting is bad."""
-    model = read_model(config)
+    CannotEstimate when the config or a setting is bad. `headers` (parsed safetensors headers)
+    count a custom-code model no family counts."""
+    model = read_model(config, headers)
     params = count_params(model)
     base = run or Run(
         seq_len=seq_len,

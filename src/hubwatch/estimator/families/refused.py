@@ -1,0 +1,30 @@
+"""Model types people use that no family counts yet, each with what its count would need.
+
+A config of one of these is refused with the reason, never counted as another family's shape.
+"""
+
+from __future__ import annotations
+
+NOT_COUNTED: dict[str, str] = {
+    "llama4": (
+        "Llama 4's interleaved MoE layers (routed experts beside a shared one), its no-RoPE "
+        "chunked-attention layers and its vision tower are not modelled"
+    ),
+    "llama4_text": (
+        "Llama 4's interleaved MoE layers (routed experts beside a shared one) and its no-RoPE "
+        "chunked-attention layers are not modelled"
+    ),
+    "mllama": (
+        "Llama 3.2 Vision's gated cross-attention layers and its two-stage gated vision "
+        "encoder are not modelled"
+    ),
+    "zamba2": (
+        "Zamba2's shared attention blocks, reused with per-use LoRA adapters between its "
+        "Mamba-2 layers, are not modelled"
+    ),
+    "qwen3_next": (
+        "Qwen3-Next's gated DeltaNet linear-attention layers and gated attention are not modelled"
+    ),
+    "recurrent_gemma": "RecurrentGemma's RG-LRU recurrent blocks are not modelled",
+}
+"""model_type -> what is missing to count it."""
