@@ -1,6 +1,7 @@
 """Hybrids of attention with state-space layers or experts: Jamba (Mamba and attention layers,
-MoE every other layer), Falcon-H1 (Mamba-2 and attention side by side in every layer) and JetMoE
-(experts in both the attention and the MLP). Defaults are their config classes' (defaults.json).
+MoE every other layer), Falcon-H1 (Mamba-2 and attention side by side in every layer), JetMoE
+(experts in both the attention and the MLP) and Qwen3-Next (gated DeltaNet and attention).
+Defaults are their config classes' (defaults.json).
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import math
 
 from hubwatch.estimator.config import CannotEstimate, Reader
+from hubwatch.estimator.families.decoder import Moe
 from hubwatch.estimator.families.defaults import family
 from hubwatch.estimator.registry import Built, Family
 from hubwatch.estimator.structure import KvKind, Layer, Param, Tower, linear, plain
@@ -222,9 +224,101 @@ def jetmoe(r: Reader, _architecture: str) -> Built:
     return Built((tower,), r.integer("max_position_embeddings", limit="context"))
 
 
+def _next_types(r: Reader, n: int) -> list[str]:
+    """Qwen3-Next's layer types: as listed, else full attention every full_attention_interval-th
+    layer (4, the config class's), linear attention between."""
+    if isinstance(r.raw.get("layer_types"), list):
+        given = r.str_list("layer_types") or []
+        if len(given) != n:
+            raise CannotEstimate(f"{r.where}.layer_types names {len(given)} layers, not {n}")
+        return given
+    # NOTE: not from the defaults: the class computes its list for its own 48 layers.
+    interval = r.raw.get("full_attention_interval", 4)
+    if not isinstance(interval, int) or isinstance(interval, bool) or interval < 1:
+        raise CannotEstimate(f"{r.where}.full_attention_interval is not a positive integer")
+    return ["linear_attention" if (i + 1) % interval else "full_attention" for i in range(n)]
+
+
+def _delta_net(r: Reader, h: int) -> tuple[list[Param], int]:
+    """Qwen3-Next's gated DeltaNet: fused q/k/v/z and b/a projections, a conv over q, k and v,
+    per-head dt bias and A, a gated norm, the output projection."""
+    k_heads = r.integer("linear_num_key_heads", limit="heads")
+    v_heads = r.integer("linear_num_value_heads", limit="heads")
+    key = k_heads * r.integer("linear_key_head_dim", limit="hidden")
+    v_dim = r.integer("linear_value_head_dim", limit="hidden")
+    value = v_heads * v_dim
+    conv = 2 * key + value
+    return [
+        linear("linear_attn.in_proj_qkvz", h, 2 * key + 2 * value, bias=False, kind="attention"),
+        linear("linear_attn.in_proj_ba", h, 2 * v_heads, bias=False, kind="attention"),
+        plain(
+            "linear_attn.conv1d", conv * r.integer("linear_conv_kernel_dim", limit="small"), "conv"
+        ),
+        plain("linear_attn.dt_bias_A_log", 2 * v_heads, "attention"),
+        plain("linear_attn.norm", v_dim, "norm"),
+        linear("linear_attn.out_proj", value, h, bias=False, kind="attention"),
+    ], conv + value
+
+
+def qwen3_next(r: Reader, _architecture: str) -> Built:
+    """Qwen3-Next: gated DeltaNet layers with gated full attention every few layers (queries
+    twice as wide, for the output gate; q/k norms), MoE blocks with a gated shared expert."""
+    h = r.integer("hidden_size", limit="hidden")
+    n = r.integer("num_hidden_layers", limit="layers")
+    heads, kv, head_dim = _heads(r, h)
+    bias = r.flag("attention_bias")
+    q = heads * head_dim
+    attention = [
+        linear("self_attn.q_proj", h, 2 * q, bias=bias, kind="attention"),
+        linear("self_attn.k_proj", h, kv * head_dim, bias=bias, kind="attention"),
+        linear("self_attn.v_proj", h, kv * head_dim, bias=bias, kind="attention"),
+        linear("self_attn.o_proj", q, h, bias=bias, kind="attention"),
+        plain("self_attn.q_norm_k_norm", 2 * head_dim, "norm"),
+    ]
+    delta, delta_act = _delta_net(r, h)
+    step = r.integer("decoder_sparse_step", limit="layers")
+    dense_only = set(r.int_list("mlp_only_layers"))
+    experts = r.integer("num_experts", minimum=0, limit="experts")
+    sparse = frozenset(i for i in range(n) if experts and (i + 1) % step == 0) - dense_only
+    moe = Moe(
+        sparse,
+        experts,
+        r.integer("num_experts_per_tok", limit="experts"),
+        r.integer("moe_intermediate_size", limit="intermediate"),
+        r.integer("shared_expert_intermediate_size", limit="intermediate"),
+        shared_gate=True,
+    )
+    inter = r.integer("intermediate_size", limit="intermediate")
+    norms = plain("layernorms", 2 * h, "norm")
+    types = _next_types(r, n)
+    made: dict[tuple[str, bool], Layer] = {}
+    layers = []
+    for i, kind in enumerate(types):
+        key = (kind, i in sparse)
+        if key not in made:
+            full = kind == "full_attention"
+            mlp = moe.params(h) if key[1] else _gated("mlp", h, inter, bias=False)
+            act = 4 * h + (moe.act(h) if key[1] else 4 * inter)
+            act += 6 * q if full else 2 * delta_act
+            cache = 2 * kv * head_dim if full else 0
+            made[key] = Layer(
+                (*(attention if full else delta), *mlp, norms),
+                KvKind.FULL if full else KvKind.NONE,
+                cache,
+                None,
+                act,
+                heads,
+            )
+        layers.append(made[key])
+    tower, _ = _tower(r, h, tuple(layers), "norm")
+    notes = ("hybrid: the DeltaNet layers keep a fixed state; only full attention caches",)
+    return Built((tower,), r.integer("max_position_embeddings", limit="context"), notes=notes)
+
+
 HYBRID: tuple[Family, ...] = (
     family("jamba", "JambaForCausalLM", jamba),
     family("falcon_h1", "FalconH1ForCausalLM", falcon_h1),
     family("jetmoe", "JetMoeForCausalLM", jetmoe),
+    family("qwen3_next", "Qwen3NextForCausalLM", qwen3_next),
 )
 """The hybrid families, in registration order."""

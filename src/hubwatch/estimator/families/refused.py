@@ -22,9 +22,6 @@ NOT_COUNTED: dict[str, str] = {
         "Zamba2's shared attention blocks, reused with per-use LoRA adapters between its "
         "Mamba-2 layers, are not modelled"
     ),
-    "qwen3_next": (
-        "Qwen3-Next's gated DeltaNet linear-attention layers and gated attention are not modelled"
-    ),
     "recurrent_gemma": "RecurrentGemma's RG-LRU recurrent blocks are not modelled",
 }
 """model_type -> what is missing to count it."""
