@@ -22,6 +22,5 @@ NOT_COUNTED: dict[str, str] = {
         "Zamba2's shared attention blocks, reused with per-use LoRA adapters between its "
         "Mamba-2 layers, are not modelled"
     ),
-    "recurrent_gemma": "RecurrentGemma's RG-LRU recurrent blocks are not modelled",
 }
 """model_type -> what is missing to count it."""
