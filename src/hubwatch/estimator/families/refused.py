@@ -10,10 +10,6 @@ NOT_COUNTED: dict[str, str] = {
         "Llama 4's interleaved MoE layers (routed experts beside a shared one), its no-RoPE "
         "chunked-attention layers and its vision tower are not modelled"
     ),
-    "llama4_text": (
-        "Llama 4's interleaved MoE layers (routed experts beside a shared one) and its no-RoPE "
-        "chunked-attention layers are not modelled"
-    ),
     "mllama": (
         "Llama 3.2 Vision's gated cross-attention layers and its two-stage gated vision "
         "encoder are not modelled"
