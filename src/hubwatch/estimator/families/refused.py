@@ -6,10 +6,6 @@ A config of one of these is refused with the reason, never counted as another fa
 from __future__ import annotations
 
 NOT_COUNTED: dict[str, str] = {
-    "llama4": (
-        "Llama 4's interleaved MoE layers (routed experts beside a shared one), its no-RoPE "
-        "chunked-attention layers and its vision tower are not modelled"
-    ),
     "mllama": (
         "Llama 3.2 Vision's gated cross-attention layers and its two-stage gated vision "
         "encoder are not modelled"

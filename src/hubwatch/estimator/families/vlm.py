@@ -1,5 +1,5 @@
 """Vision-language wrappers over a registered text decoder: Mistral 3 (Pixtral), Idefics3 and
-SmolVLM (SigLIP), Qwen2-VL, Qwen2.5-VL and Qwen3-VL (Qwen's own vision transformers).
+SmolVLM (SigLIP), Qwen2-VL, Qwen2.5-VL and Qwen3-VL (Qwen's own vision transformers), Llama 4.
 
 Each is a vision tower, a projector into the text model, and the text decoder that
 `vision.text_tower` builds; sizes come from the nested configs with the wrapper's config-class
@@ -184,6 +184,56 @@ def qwen3_vl(r: Reader, _architecture: str) -> Built:
     return Built((vision, projector, text), context)
 
 
+def _llama4_vision(r: Reader) -> Tower:
+    """Llama4VisionModel: an unbiased linear patch embedding, a class token and positions, a
+    biased encoder between LayerNorms, the pixel-shuffle MLP adapter."""
+    h = r.integer("hidden_size", limit="hidden")
+    inter = r.integer("intermediate_size", limit="intermediate")
+    heads = r.integer("num_attention_heads", limit="heads")
+    patch = r.integer("patch_size", limit="small")
+    positions = (r.integer("image_size", limit="small") // patch) ** 2 + 1
+    adapter_in = r.integer("projector_input_dim", limit="hidden")
+    adapter_out = r.integer("projector_output_dim", limit="hidden")
+    params = (
+        *(
+            linear(f"self_attn.{name}", h, h, bias=True, kind="attention")
+            for name in ("q_proj", "k_proj", "v_proj", "o_proj")
+        ),
+        linear("mlp.fc1", h, inter, bias=True, kind="mlp"),
+        linear("mlp.fc2", inter, h, bias=True, kind="mlp"),
+        plain("layernorms", 4 * h, "norm"),
+    )
+    layer = Layer(params, KvKind.NONE, 0, None, 8 * h + 2 * inter, heads)
+    channels = r.integer("num_channels", limit="small")
+    before = (
+        plain("class_embedding", h, "embedding"),
+        plain("positional_embedding_vlm", positions * h, "embedding"),
+        plain("patch_embedding.linear", channels * patch * patch * h, "conv"),
+        plain("layernorm_pre", 2 * h, "norm"),
+    )
+    after = (
+        plain("layernorm_post", 2 * h, "norm"),
+        # NOTE: Llama4VisionMLP2 reads intermediate_size, not the shuffled width, as fc1's input
+        linear("vision_adapter.mlp.fc1", inter, adapter_in, bias=False, kind="projector"),
+        linear("vision_adapter.mlp.fc2", adapter_out, adapter_out, bias=False, kind="projector"),
+    )
+    layers = r.integer("num_hidden_layers", limit="layers")
+    return Tower("vision", before, (layer,) * layers, after, h)
+
+
+def llama4(r: Reader, _architecture: str) -> Built:
+    """Llama 4: its vision model, one unbiased projector, the Llama 4 text model (interleaved
+    MoE, chunked attention) as the `llama4_text` family counts it."""
+    v = r.nested("vision_config")
+    vision = _llama4_vision(v)
+    text, context = text_tower(r, "llama4_text")
+    width = v.integer("vision_output_dim", limit="hidden")
+    projector = _projector(
+        linear("multi_modal_projector.linear_1", width, text.hidden, bias=False, kind="projector")
+    )
+    return Built((vision, projector, text), context)
+
+
 VLM: tuple[Family, ...] = (
     family("mistral3", "Mistral3ForConditionalGeneration", mistral3),
     family("idefics3", "Idefics3ForConditionalGeneration", idefics3),
@@ -191,5 +241,6 @@ VLM: tuple[Family, ...] = (
     family("qwen2_vl", "Qwen2VLForConditionalGeneration", qwen2_vl),
     family("qwen2_5_vl", "Qwen2_5_VLForConditionalGeneration", qwen2_vl),
     family("qwen3_vl", "Qwen3VLForConditionalGeneration", qwen3_vl),
+    family("llama4", "Llama4ForConditionalGeneration", llama4),
 )
 """The vision-language wrappers of this module, in registration order."""
