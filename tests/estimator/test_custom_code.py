@@ -155,3 +155,11 @@ def test_qwen1_is_counted_from_its_headers_with_full_multi_head_attention() -> N
     assert result.notes[0].endswith("(modeling_qwen.QWenLMHeadModel)")
     assert result.kv_bytes_per_token == 32 * 2 * 32 * 128 * 2
     assert result.params["by_kind"]["head"] == 151936 * 4096
+
+
+def test_custom_code_headers_without_numbered_layers_are_refused_with_the_headers_count() -> None:
+    headers = {"model.safetensors": _header({"weird.weight": [3, 4], "x" * 10_000: [2]})}
+    result = estimate(QWEN1, headers)
+    assert not result.ok and result.error is not None
+    assert "no numbered layers" in result.error
+    assert result.reconciliation is not None and result.reconciliation["of_record"] == 14

@@ -19,7 +19,7 @@ from hubwatch.estimator.structure import KvKind, Layer, Model, Param, Tower, pla
 COUNTED_FROM_HEADERS = "counted from the safetensors headers: custom code"
 """The note every estimate made so starts with."""
 
-_LAYER = re.compile(r"^(.*?)(?:^|\.)(?:layers|layer|h|blocks|block)\.(\d+)\.(.+)$")
+_LAYER = re.compile(r"^(.*?)(?:^|\.)(?:layers|layer|h|blocks|block)\.(\d{1,6})\.(.+)$")
 _EMBEDDING = re.compile(r"(embed|wte|wpe|word_embeddings|tok_embeddings)")
 _HEAD = re.compile(r"(^|\.)(lm_head|output_layer|output|head)\.weight$")
 _ATTENTION = re.compile(r"(attn|attention|q_proj|k_proj|v_proj|o_proj|qkv)")
