@@ -12,6 +12,7 @@ from hubwatch.estimator.families.drafters import DFLASH_DRAFTER
 from hubwatch.estimator.families.encdec import ENCDEC
 from hubwatch.estimator.families.encoders import BERT, ENCODERS
 from hubwatch.estimator.families.hybrid import HYBRID
+from hubwatch.estimator.families.mllama import MLLAMA
 from hubwatch.estimator.families.moe import (
     DEEPSEEK_V2,
     DEEPSEEK_V3,
@@ -71,6 +72,7 @@ BUILTINS: tuple[Family, ...] = (
     *ENCDEC,
     *VLM,
     *HYBRID,
+    *MLLAMA,
 )
 """Every family hubwatch counts out of the box, in registration order."""
 

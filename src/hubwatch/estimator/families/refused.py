@@ -6,10 +6,6 @@ A config of one of these is refused with the reason, never counted as another fa
 from __future__ import annotations
 
 NOT_COUNTED: dict[str, str] = {
-    "mllama": (
-        "Llama 3.2 Vision's gated cross-attention layers and its two-stage gated vision "
-        "encoder are not modelled"
-    ),
     "zamba2": (
         "Zamba2's shared attention blocks, reused with per-use LoRA adapters between its "
         "Mamba-2 layers, are not modelled"
