@@ -98,7 +98,12 @@ class Metric:
 METRICS = (
     Metric("params", "Parameters", "parameters", _params, _count, "parameters"),
     Metric(
-        "serving", "Serving memory per card (bf16, one sequence as estimated)", "GB", _serving, _gb, "serving"
+        "serving",
+        "Serving memory per card (bf16, one sequence as estimated)",
+        "GB",
+        _serving,
+        _gb,
+        "serving",
     ),
     Metric("lora", "LoRA fine-tuning memory per card (batch 1)", "GB", _lora, _gb, "LoRA"),
     Metric("context", "Context length", "tokens", _context, _whole, "context"),

@@ -114,18 +114,16 @@ def estimate(
     """Estimate parameters, serving and training memory, largest batch per card, and cost."""
     with loading():
         from hubwatch.cli.estimate_table import markdown
-        from hubwatch.estimator import CannotEstimate, Job, Run, estimate_json, size
+        from hubwatch.estimator import CannotEstimate, Job, Run, estimate_json
         from hubwatch.estimator import lora_targets as parse_targets
-        from hubwatch.estimator.estimate import parse_headers
         from hubwatch.estimator.gguf import estimate_headers
         from hubwatch.estimator.table import as_json as table_json
-        from hubwatch.formats.json import loads_bounded
     with exit_on_error():
         loaded = _load(target, config)
     ggufs = estimate_headers(loaded.gguf_paths, loaded.gguf_headers, kv_cache)
     if loaded.raw is None:
         return _gguf_only(loaded.source, ggufs, kv_cache, as_json)
-    stored, raw, source = estimate_json(loaded.raw, loaded.headers), loaded.raw, loaded.source
+    stored, source = estimate_json(loaded.raw, loaded.headers), loaded.source
     if not stored.ok:
         _cannot_estimate(source, stored, as_json)
     try:
@@ -141,15 +139,7 @@ def estimate(
             fp32_io=fp32_embeddings,
         )
         job = None if samples is None else Job(samples, epochs, on)
-        # estimate_json read the config within the limits already
-        sized = size(
-            loads_bounded(raw),
-            context=context,
-            dtype=dtype,
-            job=job,
-            run=run,
-            headers=parse_headers(loaded.headers),
-        )
+        sized = loaded.sized(context=context, dtype=dtype, job=job, run=run)
     except CannotEstimate as exc:
         err.print(f"error: cannot estimate: {shown(exc)}", highlight=False)
         raise typer.Exit(EXIT_USAGE) from None
@@ -195,6 +185,15 @@ class _Loaded:
     gguf_paths: tuple[str, ...]
     gguf_headers: dict[str, bytes]
     source: str
+
+    def sized(self, **settings: Any) -> Sizing:
+        """The config sized under `settings` (`estimator.size`'s), a custom-code model from
+        its safetensors headers."""
+        from hubwatch.estimator import parse_headers, size  # imported already by `estimate`
+        from hubwatch.formats.json import loads_bounded
+
+        assert self.raw is not None  # estimate_json read it within the limits already
+        return size(loads_bounded(self.raw), headers=parse_headers(self.headers), **settings)
 
 
 def _load(target: str | None, config: Path | None) -> _Loaded:

@@ -7,6 +7,7 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from hubwatch.errors import UnsafeContent
+from hubwatch.estimator.checkpoint import COUNTED_FROM_HEADERS
 from hubwatch.estimator.config import CannotEstimate
 from hubwatch.estimator.memory import Memory, kv_bytes_per_token
 from hubwatch.estimator.reconcile import headers_only, reconcile
@@ -64,15 +65,18 @@ def estimate(config: object, headers: Mapping[str, Mapping[str, object]] | None 
         return failed(f"unreadable config ({type(exc).__name__}: {str(exc)[:120]})")
 
 
-def retrained(raw: bytes | str, run: Run) -> dict[str, Any]:
+def retrained(
+    raw: bytes | str, run: Run, headers: Mapping[str, bytes] | None = None
+) -> dict[str, Any]:
     """Training memory, largest batches and the table (serving at its defaults) of the config in
-    `raw` under `run`'s settings (its method aside: full, LoRA and QLoRA all); CannotEstimate
-    when the config or a setting is bad."""
+    `raw` under `run`'s settings (its method aside: full, LoRA and QLoRA all), a custom-code
+    model's from its raw safetensors `headers`; CannotEstimate when the config or a setting is
+    bad."""
     try:
         config = loads_bounded(raw)
     except UnsafeContent as exc:
         raise CannotEstimate(f"config.json: {exc}") from None
-    sized = size(config, run=run, job=DEFAULT_JOB)
+    sized = size(config, run=run, job=DEFAULT_JOB, headers=parse_headers(headers))
     return {
         "training": {m.workload: _memory(m) for m in sized.memory[1:]},
         "max_batch": {
@@ -99,7 +103,9 @@ def _estimate(config: object, headers: Mapping[str, Mapping[str, object]] | None
         for name, row in sized.max_batch.items()
     }
     checked = None
-    if headers:
+    if model.notes and model.notes[0].startswith(COUNTED_FROM_HEADERS):
+        checked = asdict(headers_only(headers or {}, "custom code: counted from the headers"))
+    elif headers:
         checked = asdict(reconcile(model, params, headers))
     return Estimate(
         ok=True,

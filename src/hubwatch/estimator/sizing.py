@@ -69,9 +69,10 @@ def size(
     """Serving memory (weights at `dtype`, `batch` sequences of `context` tokens, 4,096 by
     default) and training memory (`batch` sequences of `seq_len`, or the settings of `run`
     whatever its method) with the largest batch and verdict on every card, and the cost of
-    `job`; heads only the safetensors `headers` hold are counted in memory. CannotEstimate when
+    `job`; heads only the safetensors `headers` hold are counted in memory, and they count a
+    custom-code model no family counts. CannotEstimate when
     the config or a setting is bad."""
-    model = read_model(config)
+    model = read_model(config, headers)
     params = count_params(model)
     if headers:
         stored, names = tensors(headers)

@@ -60,6 +60,37 @@ def lora_targets(spec: str | Iterable[str] | None) -> frozenset[str] | None:
     return frozenset(out)
 
 
+class UnknownTarget(CannotEstimate, ValueError):
+    """A LoRA target names no linear module the model has; the message lists the ones it has."""
+
+
+def check_targets(model: Model, targets: frozenset[str] | None) -> None:
+    """UnknownTarget unless every target (a short name, or a module name) is a linear module
+    LoRA can adapt in `model`: a name it lacks would add no adapter, silently."""
+    if targets is None:
+        return
+    have = {
+        p.module.rsplit(".", 1)[-1]
+        for tower in model.towers
+        for p in tower.all_params()
+        if _lora_target(p, None)
+    }
+    # NOTE: `lora_targets` expanded each short name into every family's spelling of it: a
+    # short name is known when any of its spellings is, a module name when it is itself.
+    short = {k: v for k, v in TARGET_ALIASES.items() if v <= targets}
+    spelled = set().union(*short.values()) if short else set()
+    missing = sorted(k for k, v in short.items() if not v & have)
+    missing += sorted(n for n in targets - spelled if n not in have)
+    if missing:
+        known = sorted(k for k, v in TARGET_ALIASES.items() if v & have)
+        raise UnknownTarget(
+            f"LoRA targets: {', '.join(repr(n) for n in missing)} "
+            f"{'is not a linear module' if len(missing) == 1 else 'are not linear modules'} of "
+            f"{model.family}; its modules are {', '.join(sorted(have)) or 'none'}"
+            + (f" (short names: {', '.join(known)})" if known else "")
+        )
+
+
 def _lora_target(p: Param, targets: frozenset[str] | None) -> bool:
     if not p.is_linear or p.kind in ("head", "router", "experts", "embedding", "conv"):
         return False
@@ -164,6 +195,7 @@ def training(model: Model, run: Run | None = None, **settings: object) -> Memory
     run = run or Run(**settings)  # type: ignore[arg-type]
     if run.seq_len < 1 or run.batch < 1 or run.lora_rank < 1:
         raise CannotEstimate("sequence length, batch and LoRA rank must be at least 1")
+    check_targets(model, run.lora_targets)
     asked = run.seq_len
     if 0 < model.context < run.seq_len:
         # NOTE: a sequence longer than the model's context is never trained on: capped, said so
