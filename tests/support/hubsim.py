@@ -554,7 +554,7 @@ class HubSimulator:
             "author": repo_id.split("/")[0],
             "sha": sha,
             "lastModified": iso(state.touched or snap.committed),
-            "createdAt": iso(self.identities.created_at(repo_id) or snap.created),
+            "createdAt": iso(self.identities.created_at(repo_id, snap.created)),
             "private": state.private,
             "disabled": state.disabled,
             "gated": state.gated,

@@ -22,7 +22,7 @@ class RepoIdentities:
 
     def __init__(self) -> None:
         self._ids: dict[str, str] = {}
-        self._created: dict[str, datetime] = {}
+        self._created: dict[str, int | datetime] = {}
         self._generation = 0
 
     def object_id(self, repo_id: str) -> str:
@@ -32,9 +32,10 @@ class RepoIdentities:
             self._ids[repo_id] = hashlib.sha1(seed).hexdigest()[:24]
         return self._ids[repo_id]
 
-    def created_at(self, repo_id: str) -> datetime | None:
-        """When the repo was created, if it was (re)created explicitly; None: its first commit."""
-        return self._created.get(repo_id)
+    def created_at(self, repo_id: str, first: int | datetime) -> int | datetime:
+        """When the repo was created: fixed the first time it is asked (`first`, its first
+        commit's time, unless it was re-created), so a rewritten history does not move it."""
+        return self._created.setdefault(repo_id, first)
 
     def moved(self, old_id: str, new_id: str) -> None:
         """A rename: the repo keeps its id and creation time under its new name."""
