@@ -102,6 +102,11 @@ def test_delete_and_recreate_is_an_identity_change_and_fails_the_pin(
     assert kinds == [EventKind.REPO_UNAVAILABLE, EventKind.REPO_IDENTITY_CHANGED]
     assert EventKind.REPO_RESTORED not in kinds and EventKind.HISTORY_REWRITTEN not in kinds
     assert store.get_repo("org/old").state is RepoState.ACTIVE
+    # the new repo's first revision carries it: feeds, badges and "changes since" show it
+    [new] = store.changes("org/old", since=old_sha)
+    assert ("repo.identity_changed", Severity.SECURITY) in [
+        (c.kind, c.severity) for c in new.changes
+    ]
 
     report = check(store, [_pin("org/old", old_sha)])
     [pin] = report.pins

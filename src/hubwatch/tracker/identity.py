@@ -13,8 +13,9 @@ from dataclasses import replace
 
 import structlog
 
+from hubwatch.diff import event_change
 from hubwatch.errors import InvalidRepoId
-from hubwatch.models import EventKind, RepoIdentity, RepoStatus, validate_repo_id
+from hubwatch.models import EventKind, RepoIdentity, RepoStatus, Snapshot, validate_repo_id
 from hubwatch.tracker.record import PollRun
 
 log = structlog.get_logger(__name__)
@@ -93,3 +94,17 @@ def _describe(identity: RepoIdentity) -> str:
     if identity.created_at:
         parts.append(f"created {identity.created_at:%Y-%m-%d %H:%M:%S}")
     return ", ".join(parts) or "unknown"
+
+
+def with_identity(run: PollRun, snapshot: Snapshot) -> Snapshot:
+    """`snapshot` with the poll's `repo.identity_changed` among its changes, when it is the
+    first revision the poll stores after another repo answered under the name: the new repo's
+    first revision carries it, so that feeds, badges and "changes since" show it as they show
+    any security change (webhooks have the event itself)."""
+    if not run.result.identity_changed or run.result.new:
+        return snapshot
+    found = [e for e in run.result.events if e.kind is EventKind.REPO_IDENTITY_CHANGED]
+    change = event_change(found[-1]) if found else None
+    if change is None:
+        return snapshot
+    return replace(snapshot, changes=(*snapshot.changes, change))

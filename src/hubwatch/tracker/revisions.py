@@ -47,6 +47,7 @@ from hubwatch.models.timestamps import now
 from hubwatch.tracker.compare import diff_snapshot
 from hubwatch.tracker.estimate import CONFIG, with_estimate
 from hubwatch.tracker.held import LastStored, stored_files
+from hubwatch.tracker.identity import with_identity
 from hubwatch.tracker.partial import KIND as PARTIAL
 from hubwatch.tracker.partial import Partial, partial_of, with_partial
 from hubwatch.tracker.record import PollRun, PollStopped, describe, log_crash
@@ -142,6 +143,7 @@ class RevisionPipeline:
         if listed and base is not None:
             snapshot = self._reconstructions(run, snapshot, base, failed, held)
         snapshot, found = self._compare(run, snapshot, base, listed, failed, held)
+        snapshot = with_identity(run, snapshot)  # another repo under the name: its first one
         lineage = LineageResult((), ())
         if listed:  # without its files a revision would seem to match nothing
             snapshot, lineage = self._lineage(run, snapshot, childless)
