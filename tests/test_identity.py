@@ -55,6 +55,14 @@ def test_a_rename_is_followed_within_one_cycle_and_no_change_is_missed(
     its poll follows the rename and reads the new commit in the same cycle."""
     tracker = _tracker(store, hub)
     tracker.track(RepoRef("org/old"))
+    store.add_subscription(
+        "https://ci.example/hook",
+        "secret",
+        repo_id="org/old",
+        org=None,
+        kinds=(),
+        min_severity=None,
+    )
     discovery = Discovery(store, tracker.sources, interval_s=3600.0, skew_s=0)
     worker = Worker(store, tracker, discovery, interval_s=3600.0)
     discovery.run()  # the first cycle: every repo checked, the cursor set
@@ -69,6 +77,7 @@ def test_a_rename_is_followed_within_one_cycle_and_no_change_is_missed(
     renamed = store.get_repo("org/new")
     assert renamed.head == sha and renamed.former_ids == ("org/old",)
     assert [e.kind for e in store.events("org/new")] == [EventKind.REPO_RENAMED]
+    assert [s.repo_id for s in store.subscriptions()] == ["org/new"]  # they follow it
     # the next cycle knows it under the listing's name: idle again
     assert discovery.run().woken == []
 

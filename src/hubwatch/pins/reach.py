@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from hubwatch.diff import event_change
+from hubwatch.errors import NotTracked
 from hubwatch.models import Change, EventKind, StoredRevision
 from hubwatch.store.repos import RepoStore, RevisionStore
 
@@ -26,7 +27,7 @@ def tracked_name(store: RepoStore, name: str) -> str | None:
     try:
         store.get_repo(name)
         return None
-    except Exception:  # NotTracked; any other error is the check's to report
+    except NotTracked:
         return store.find_repo(former_id=name)
 
 

@@ -20,7 +20,14 @@ from hubwatch.models import (
 from hubwatch.store.dbapi import tracked_repo
 from hubwatch.store.repos import RepoStore
 from hubwatch.store.sql.base import SqlBase, as_event
-from hubwatch.store.sql.tables import ChangeTallyRow, EventRow, FileRow, RepoRow, RevisionRow
+from hubwatch.store.sql.tables import (
+    ChangeTallyRow,
+    EventRow,
+    FileRow,
+    RepoRow,
+    RevisionRow,
+    SubscriptionRow,
+)
 
 
 class SqlRepoStore(SqlBase, RepoStore):
@@ -131,6 +138,12 @@ class SqlRepoStore(SqlBase, RepoStore):
             former = [name for name in row.former_ids or () if name != new_id] + [repo_id]
             row.repo_id, row.former_ids, row.renamed_to = new_id, former, None
             session.add(row)
+            # its subscribers follow it: they asked for this repo, whatever it is called
+            session.exec(
+                update(SubscriptionRow)
+                .where(col(SubscriptionRow.repo_id) == repo_id)
+                .values(repo_id=new_id)
+            )
             try:
                 session.commit()
             except IntegrityError:  # the new id tracked concurrently by another process
