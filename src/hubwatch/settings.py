@@ -111,6 +111,9 @@ class Settings(BaseSettings):
     """How often workers refresh the advisory data and re-check every revision; 0: never."""
     hub_webhook_secret: SecretStr | None = None
     """The secret Hub webhooks must send in X-Webhook-Secret; unset: POST /hooks/hub refuses all."""
+    hub_webhook_other_scopes: Literal["record", "ignore"] = "record"
+    """Hub webhooks of scopes that wake no poll (discussions, comments): kept among the repo's
+    events (`hub_event`), or ignored; never a Hub request either way."""
     api_host: str = "127.0.0.1"
     """Address `hubwatch serve` listens on."""
     api_port: int = Field(default=8080, ge=0, le=65535)

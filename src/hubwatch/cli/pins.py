@@ -248,6 +248,9 @@ def _table(report: Report, threshold: Severity) -> None:
             else (state.value if state and state is not AdvisoryState.OK else ""),
         )
     out.print(table)
+    for p in report.pins:
+        for note in p.notes:
+            err.print(f"{shown(p.pin.path)}:{p.pin.line}: {shown(note)}", highlight=False)
     project = report.project
     if project is not None and project.state is AdvisoryState.OK:
         waived = {w.finding for w in project.waivers}

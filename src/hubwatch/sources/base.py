@@ -95,6 +95,8 @@ class Modified:
     """When the repo was last modified, by the source's clock."""
     status: RepoStatus | None = None
     """What the listing says of the repo now (head, gated, private), when it says it."""
+    object_id: str | None = None
+    """The source's own id of the repo (the Hub's `_id`), which a rename keeps."""
 
 
 class ChangeFeed(ABC):

@@ -48,6 +48,8 @@ from hubwatch.tracker.compare import diff_snapshot
 from hubwatch.tracker.digests import with_digests
 from hubwatch.tracker.estimate import CONFIG, with_estimate
 from hubwatch.tracker.held import LastStored, stored_files
+from hubwatch.tracker.identity import with_identity
+from hubwatch.tracker.notable import notable
 from hubwatch.tracker.partial import KIND as PARTIAL
 from hubwatch.tracker.partial import Partial, partial_of, with_partial
 from hubwatch.tracker.record import PollRun, PollStopped, describe, log_crash
@@ -143,6 +145,7 @@ class RevisionPipeline:
         if listed and base is not None:
             snapshot = self._reconstructions(run, snapshot, base, failed, held)
         snapshot, found = self._compare(run, snapshot, base, listed, failed, held)
+        snapshot = with_identity(run, snapshot)  # another repo under the name: its first one
         lineage = LineageResult((), ())
         if listed:  # without its files a revision would seem to match nothing
             snapshot, lineage = self._lineage(run, snapshot, childless)
@@ -316,28 +319,6 @@ class RevisionPipeline:
                 continue
             if added:
                 stored = replace(stored, changes=(*stored.changes, *added))
-
-
-NOTABLE_FROM = Severity.BEHAVIOR
-"""Changes at this severity or above are named in a revision's log line."""
-_NOTABLE_NAMED = 8
-
-
-def notable(changes: Sequence[Change]) -> list[str]:
-    """The kinds of the changes at `NOTABLE_FROM` or above, most severe first, each once, with
-    its severity and how often it occurs (`chat_template.changed (behavior) x2`)."""
-    counts: dict[tuple[int, str, str], int] = {}
-    for change in changes:
-        if change.severity.rank >= NOTABLE_FROM.rank:
-            key = (-change.severity.rank, change.kind, change.severity.value)
-            counts[key] = counts.get(key, 0) + 1
-    named = [
-        f"{kind} ({severity})" + (f" x{count}" if count > 1 else "")
-        for (_, kind, severity), count in sorted(counts.items())
-    ]
-    if len(named) > _NOTABLE_NAMED:
-        named[_NOTABLE_NAMED:] = [f"and {len(named) - _NOTABLE_NAMED} more kinds"]
-    return named
 
 
 def _files_of(run: PollRun, held: LastStored, base: CommitSha | None) -> list[StoredFile]:
