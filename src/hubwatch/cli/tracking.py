@@ -74,7 +74,7 @@ def track(
         RefWatch | None,
         typer.Option(
             help="Which refs to diff against the branch each poll: prs (each open pull "
-            "request's head, when it moves) or none [default: as stored; none at first]."
+            "request's head, when it moves) or none. Default: as stored (none at first)."
         ),
     ] = None,
 ) -> None:
