@@ -21,12 +21,14 @@ from hubwatch.models import (
     SourceKind,
     StoredRevision,
 )
+from hubwatch.models.refs import LinkedChanges, LinkOrigin
 from hubwatch.pins.findings import AdvisoryState, ProjectAudit, Waiver, advisory_state
 from hubwatch.pins.ignores import Ignore
 from hubwatch.pins.model import Pin, RefKind
 from hubwatch.store.advisories import AdvisoryStore
 from hubwatch.store.browse import BrowseStore
 from hubwatch.store.changes import ChangeStore
+from hubwatch.store.links import LinkStore
 from hubwatch.store.repos import RepoStore, RevisionStore
 
 Ensure = Callable[[RepoRef], None]
@@ -35,8 +37,11 @@ Recheck = Callable[[str, CommitSha], object]
 """Checks one stored revision's advisories again (AdvisoryAttacher.attach)."""
 
 
-class PinStore(RepoStore, RevisionStore, ChangeStore, AdvisoryStore, BrowseStore, Protocol):
-    """What a check reads: each pinned repo, its revisions, their changes and advisories."""
+class PinStore(
+    RepoStore, RevisionStore, ChangeStore, AdvisoryStore, BrowseStore, LinkStore, Protocol
+):
+    """What a check reads: each pinned repo, its revisions, their changes and advisories, and
+    the changes of the repos whose code it loads."""
 
 
 class PinStatus(StrEnum):
@@ -86,6 +91,9 @@ class PinReport:
     """Ids of the accepted advisories of the pinned revision."""
     waived_status: bool = False
     """Whether the pin itself is accepted as it stands (floating, behind)."""
+    dependencies: tuple[LinkedChanges, ...] = ()
+    """The newest change of each repo whose code the model loads: a pin of the model does not
+    hold that code (`code_revision=` does), so it is what a load gets now."""
 
     @property
     def own_advisories(self) -> AdvisoryReport | None:
@@ -114,6 +122,12 @@ class PinReport:
     def severity(self) -> Severity | None:
         """The worst of its counted changes, advisories (security) and status."""
         found = [c.severity for rc in self.changes for c in self.counted(rc)]
+        found += [
+            c.severity
+            for lc in self.dependencies
+            for c in lc.changes
+            if (lc.head, c.kind) not in self.waived_changes
+        ]
         if self.matches:
             found.append(Severity.SECURITY)
         if self.status in _STATUS_SEVERITY and not self.waived_status:
@@ -226,7 +240,10 @@ def check(
             failures[repo_id] = stale.pop(repo_id, str(exc))
     if recheck is not None and advisories:
         _recheck(store, [p for p in pins if p.repo not in failures], recheck)
-    reports = (check_pin(store, pin, failures) for pin in pins)
+    reports = (
+        dataclasses.replace(r, dependencies=_dependencies(store, r))
+        for r in (check_pin(store, pin, failures) for pin in pins)
+    )
     return Report(
         tuple(
             dataclasses.replace(
@@ -237,6 +254,18 @@ def check(
             for r in reports
         )
     )
+
+
+def _dependencies(store: PinStore, report: PinReport) -> tuple[LinkedChanges, ...]:
+    """The newest dependency change of each repo the pinned model loads code from now."""
+    if report.pin.repo is None or report.status in (PinStatus.UNRESOLVED, PinStatus.FAILED):
+        return ()
+    loads = {link.target for link in store.links_of(report.pin.repo)}
+    newest: dict[str, LinkedChanges] = {}
+    for lc in store.linked_changes(report.pin.repo):
+        if lc.origin is LinkOrigin.DEPENDENCY and lc.source in loads:
+            newest[lc.source] = lc  # oldest first: the last one stays
+    return tuple(newest[target] for target in sorted(newest))
 
 
 def _recheck(store: PinStore, pins: Sequence[Pin], recheck: Recheck) -> None:

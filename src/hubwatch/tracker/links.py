@@ -9,13 +9,14 @@ from typing import Any
 
 import structlog
 
+from hubwatch.caching import Memo
 from hubwatch.diff import apply_policy, bounded
-from hubwatch.errors import HubwatchError, UnsafeContent
-from hubwatch.formats.json import loads_bounded
+from hubwatch.errors import HubwatchError
 from hubwatch.formats.links import code_links
 from hubwatch.models import Change, CommitSha, RepoRef, Severity
 from hubwatch.models.refs import CodeLink, LinkedChanges, LinkOrigin
 from hubwatch.models.timestamps import now
+from hubwatch.store.views import stored_view
 from hubwatch.tracker.estimate import CONFIG
 from hubwatch.tracker.record import PollRun, PollStore
 
@@ -29,11 +30,11 @@ Track = Callable[[RepoRef], object]
 """Starts tracking a repo (and backfills it): `Tracker.track`."""
 
 
-def update_links(run: PollRun, head: CommitSha, track: Track) -> list[CodeLink]:
+def update_links(run: PollRun, head: CommitSha, track: Track, memo: Memo) -> list[CodeLink]:
     """Record the repos the head's config.json loads code from, and track each one that is
     not tracked yet; what tracking one raises is logged, and tried again next poll."""
     repo_id = run.repo.repo_id
-    config = _config(run.store, repo_id, head)
+    config = _config(run.store, repo_id, head, memo)
     links = [CodeLink(repo_id, target, kind, via) for target, kind, via in code_links(config)]
     links = [link for link in links if link.target.casefold() != repo_id.casefold()]
     if links or run.store.links_of(repo_id):
@@ -105,13 +106,8 @@ def dependency_change(
     return bounded(apply_policy([change])[0])
 
 
-def _config(store: PollStore, repo_id: str, sha: CommitSha) -> dict[str, Any]:
-    """The revision's root config.json as stored; empty when it has none or it is unreadable."""
-    entry = next((f for f in store.files(repo_id, sha) if f.path == CONFIG), None)
-    if entry is None or entry.content_sha256 is None:
-        return {}
-    try:
-        parsed = loads_bounded(store.blob(entry.content_sha256))
-    except (UnsafeContent, HubwatchError):
-        return {}
+def _config(store: PollStore, repo_id: str, sha: CommitSha, memo: Memo) -> dict[str, Any]:
+    """The revision's root config.json as stored (parsed once per content, in `memo`: the
+    revision's differs parsed it already); empty when it has none or it is unreadable."""
+    parsed = stored_view(store, repo_id, sha, memo=memo).json(CONFIG)
     return parsed if isinstance(parsed, dict) else {}

@@ -184,7 +184,9 @@ class Tracker:
             ("refs", lambda: self._refs.run(run, head))
         ]
         if run.result.new and head in self._store.known_shas(run.repo.repo_id):
-            steps.insert(0, ("links", lambda: update_links(run, head, self.track)))
+            steps.insert(
+                0, ("links", lambda: update_links(run, head, self.track, self._revisions.memo))
+            )
             if before is not None and before != head:
                 steps.insert(1, ("dependents", lambda: report_to_dependents(run, before, head)))
         for name, step in steps:
