@@ -10,6 +10,10 @@ import pytest
 
 from hubwatch.models import RepoRef, Severity, SourceKind
 from hubwatch.models.refs import LinkKind, LinkOrigin, RefKind, RefWatch
+from hubwatch.pins.check import PinStatus, check
+from hubwatch.pins.model import Pin
+from hubwatch.pins.model import RefKind as PinRef
+from hubwatch.pins.serialize import pin_report_json
 from hubwatch.sources.hub import HubSource
 from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.sql import SqlStore
@@ -148,6 +152,13 @@ def test_an_external_auto_map_repos_change_is_reported_on_the_model(
     assert f"code_revision={sha}" in change.summary
     assert change.after["code_revision"] == sha
     assert store.linked_changes(CODE) == []
+    # a pin of the model holds its files, not the code it loads: the pin is told what to pin
+    model_sha = store.get_repo(MODEL).head
+    pin = Pin(MODEL, model_sha, PinRef.SHA, "serve.py", 3, "python:from_pretrained")
+    [report] = check(store, [pin]).pins
+    assert report.status is PinStatus.CURRENT and report.severity is Severity.SECURITY
+    [dependency] = pin_report_json(report)["dependencies"]
+    assert (dependency["repo"], dependency["code_revision"]) == (CODE, sha)
 
 
 def test_a_dependency_change_below_security_is_behavior(
