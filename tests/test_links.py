@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import SecretStr
 from typer.testing import CliRunner
 
 from hubwatch.api import create_app
@@ -129,7 +130,8 @@ def test_the_api_serves_linked_changes(store: SqlStore) -> None:
     store.add_repo(RepoRef("org/m"))
     store.add_linked_changes(PR)
     store.set_refs("org/m", [GitRef(RefKind.PULL_REQUEST, "refs/pr/12", B)])
-    api = InProcess(create_app(store, Settings()))
+    settings = Settings(api_token=SecretStr("s3cret-token"))  # type: ignore[arg-type]
+    api = InProcess(create_app(store, settings), token="s3cret-token")
 
     [body] = api.get("/api/v1/repos/org/m/linked-changes?severity=breaking").json()
 
@@ -145,6 +147,8 @@ def test_the_api_serves_linked_changes(store: SqlStore) -> None:
     ]
     assert api.get("/api/v1/repos/org/m/dependencies").json() == []
     assert api.get("/api/v1/repos/org/none/linked-changes").status_code == 404
+    created = api.post("/api/v1/repos", json={"repo_id": "org/new", "refs": "prs"})
+    assert created.status_code == 201 and store.watched_refs("org/new") is RefWatch.PRS
 
 
 def test_changes_shows_what_a_pull_request_would_change(tmp_path: Path) -> None:

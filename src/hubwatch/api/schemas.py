@@ -61,6 +61,9 @@ class RepoCreate(BaseModel):
         default=None, min_length=1, max_length=255, pattern=r"^[^\x00-\x1f]+$"
     )
     """Default: `main` on the Hub; a git remote's default branch, followed (`HEAD`)."""
+    refs: Literal["none", "prs"] | None = None
+    """Which refs to diff against the branch each poll (`prs`: open pull requests); None:
+    as stored (none for a new repo)."""
 
 
 class RevisionPublic(_Public):

@@ -38,6 +38,7 @@ from hubwatch.api.schemas import (
 from hubwatch.estimator import CannotEstimate, Run, lora_targets
 from hubwatch.estimator.estimate import retrained
 from hubwatch.models import FOLLOW_HEAD, RepoRef, Severity, SourceKind, strip_credentials
+from hubwatch.models.refs import RefWatch
 from hubwatch.sources.giturls import GitUrlPolicy
 from hubwatch.store.browse import BrowseStore
 from hubwatch.tracker.compare import diff_stored
@@ -78,6 +79,8 @@ def track_repo(
     ref = RepoRef(body.repo_id, source, url, branch)
     if not store.add_repo(ref):
         response.status_code = 200
+    if body.refs is not None:
+        store.watch_refs(body.repo_id, RefWatch(body.refs))
     return repo_public(store.get_repo(body.repo_id))
 
 
