@@ -22,7 +22,7 @@ from hubwatch.models.refs import (
 from hubwatch.models.timestamps import now
 from hubwatch.store.links import LinkStore
 from hubwatch.store.sql.base import REPO, SqlBase, utc
-from hubwatch.store.sql.tables import CodeLinkRow, LinkedChangeRow, RefWatchRow, RepoRefRow
+from hubwatch.store.sql.link_tables import CodeLinkRow, LinkedChangeRow, RefWatchRow, RepoRefRow
 
 WATCH = RefWatchRow.__table__  # type: ignore[attr-defined]  # SQLModel declares it untyped
 REFS = RepoRefRow.__table__  # type: ignore[attr-defined]
