@@ -17,7 +17,7 @@ from hubwatch.errors import HubwatchError
 from hubwatch.models import CommitSha, RepoRef, RepoState, SourceKind, TrackedRepo
 from hubwatch.models.timestamps import utc
 
-SCHEMA_HEAD = "0013"
+SCHEMA_HEAD = "0016"
 """The newest migration shipped (store/sql/migrations/versions); a test holds it equal to
 Alembic's head, so a new migration cannot leave this reader on an older schema."""
 
