@@ -11,7 +11,7 @@ import structlog
 
 from hubwatch.caching import Memo
 from hubwatch.diff import apply_policy, bounded
-from hubwatch.errors import HubwatchError
+from hubwatch.errors import HubwatchError, NotTracked
 from hubwatch.formats.links import code_links
 from hubwatch.models import Change, CommitSha, RepoRef, Severity
 from hubwatch.models.refs import CodeLink, LinkedChanges, LinkOrigin
@@ -32,23 +32,26 @@ Track = Callable[[RepoRef], object]
 
 def update_links(run: PollRun, head: CommitSha, track: Track, memo: Memo) -> list[CodeLink]:
     """Record the repos the head's config.json loads code from, and track each one that is
-    not tracked yet; what tracking one raises is logged, and tried again next poll."""
+    not tracked yet; what tracking one raises is logged, and tried again at the model's next
+    new revision (idle polls work out no links: they would cost every repo queries)."""
     repo_id = run.repo.repo_id
     config = _config(run.store, repo_id, head, memo)
     links = [CodeLink(repo_id, target, kind, via) for target, kind, via in code_links(config)]
     links = [link for link in links if link.target.casefold() != repo_id.casefold()]
     if links or run.store.links_of(repo_id):
         run.store.set_links(repo_id, links)
-    tracked = {t.ref.repo_id for t in run.store.list_repos()}
     for link in links:
-        if link.target in tracked:
+        if _tracked(run.store, link.target):
             continue
+        bound = structlog.contextvars.get_contextvars()  # the nested poll unbinds its own
         try:
             track(RepoRef(link.target))
         except HubwatchError as exc:
             log.warning("dependency_not_tracked", dependency=link.target, error=str(exc))
         else:
             log.info("dependency_tracked", dependency=link.target, via=link.via)
+        finally:
+            structlog.contextvars.bind_contextvars(**bound)
     return links
 
 
@@ -104,6 +107,14 @@ def dependency_change(
         "\n".join(listed) or None,
     )
     return bounded(apply_policy([change])[0])
+
+
+def _tracked(store: PollStore, repo_id: str) -> bool:
+    try:
+        store.get_repo(repo_id)
+    except NotTracked:
+        return False
+    return True
 
 
 def _config(store: PollStore, repo_id: str, sha: CommitSha, memo: Memo) -> dict[str, Any]:
