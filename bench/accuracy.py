@@ -203,14 +203,45 @@ def _rows() -> list[Row]:
     ]
 
 
+SOURCES = (
+    ("Qwen-7B", "Qwen README (GPU Memory Usage; Profiling of Memory and Speed)"),
+    ("Llama 2", "LitGPT Resource Tables (A100 40GB, max_memory_allocated)"),
+    ("torchtune Llama 2", "torchtune README, Llama 2 7B at batch 4 x 2048 (PR #955)"),
+    ("torchtune Llama 3.2", "torchtune README, Optimization flags (peak memory active)"),
+    ("torchtune Llama 3.1", "torchtune README, Memory and training speed"),
+)
+"""Where each row's measured peak comes from, by the row's name (full links in the doc)."""
+
+
+def source(name: str) -> str:
+    """The publication of a row's measured figure: the longest matching prefix."""
+    found = [s for prefix, s in SOURCES if name.startswith(prefix)]
+    return found[-1] if found else "?"
+
+
 def main() -> None:
-    print(f"{'row':<46}{'measured':>10}{'estimated':>11}{'error':>9}")
+    """Every row: measured, estimated, their ratio, the error, and where the measurement is from
+    (`--markdown`: as the table in docs/estimator-accuracy.md)."""
+    markdown = "--markdown" in sys.argv[1:]
+    if markdown:
+        print("| row | measured | estimated | ratio | error | measured in |")
+        print("|---|---|---|---|---|---|")
+    else:
+        print(f"{'row':<46}{'measured':>10}{'estimated':>11}{'ratio':>8}{'error':>9}")
     for row in _rows():
         estimated = row.estimate() / row.unit
         unit = "GB" if row.unit == GB else "GiB"
-        error = (estimated - row.measured) / row.measured
+        ratio = estimated / row.measured
+        error = ratio - 1
+        if markdown:
+            print(
+                f"| {row.name} | {row.measured:.2f} {unit} | {estimated:.2f} {unit} | "
+                f"{ratio:.3f} | {error:+.1%} | {source(row.name)} |"
+            )
+            continue
         print(
-            f"{row.name:<46}{row.measured:>7.2f}{unit:>3}{estimated:>8.2f}{unit:>3}{error:>+9.1%}"
+            f"{row.name:<46}{row.measured:>7.2f}{unit:>3}{estimated:>8.2f}{unit:>3}"
+            f"{ratio:>8.3f}{error:>+9.1%}"
         )
 
 

@@ -114,7 +114,8 @@ def test_show_includes_changes_estimate_and_advisories(data: Path) -> None:
     assert code == 0
     assert "changes:    6" in stdout
     assert "behavior config.dtype" in stdout and "info     weights.shard_layout" in stdout
-    assert "estimate:   granitemoe; 1.33B parameters (0.43B active); serving 10.10 GB" in stdout
+    estimate = "estimate:   granitemoe; 1.33B parameters (0.43B active); serving 3.55 GB"
+    assert f"{estimate} (bf16, 4,096 tokens)" in stdout
     # the offline OSV database was never downloaded: unknown, and what to run
     assert "advisories: unknown: the last check failed: no OSV database" in stdout
     assert "`hubwatch osv sync`" in stdout

@@ -356,6 +356,8 @@ def test_garbage_files_never_crash_a_differ(content: bytes) -> None:
         (EventKind.REPO_DISABLED, "repo.disabled", Severity.BREAKING),
         (EventKind.REPO_DELETED, "repo.deleted", Severity.BREAKING),
         (EventKind.REPO_RENAMED, "repo.renamed", Severity.INFO),
+        (EventKind.REPO_IDENTITY_CHANGED, "repo.identity_changed", Severity.SECURITY),
+        (EventKind.REPO_UNAVAILABLE, "repo.unavailable", Severity.BREAKING),
     ],
 )
 def test_repo_events_read_as_changes(kind: EventKind, expected: str, severity: Severity) -> None:

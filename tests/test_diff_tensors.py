@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import struct
 
 import pytest
 
@@ -94,6 +95,12 @@ def _reuploaded(found: TensorDiff) -> Change:
             id="identical-bytes-are-info",
         ),
         pytest.param(
+            TensorDiff(identical=5, total=5, new_bytes=64, size=100, identical_upload=False),
+            Severity.INFO,
+            "m.safetensors: all 5 tensors byte-identical; only the header changed.",
+            id="new-bytes-outside-every-tensor-are-info",
+        ),
+        pytest.param(
             TensorDiff(["embed"], ["x"], 3, 5, 10, 100, identical_upload=False),
             Severity.BEHAVIOR,
             "m.safetensors: embed changed (10.0% of bytes new), 1 possibly (a new chunk spans "
@@ -129,3 +136,15 @@ def test_the_tree_listing_keeps_each_files_xet_hash() -> None:
     xet = "f857c20483a87a6737b06f718d340429fc080f73c00f6d46b2030b58734a61e4"
     found = {e.path: e.xet_hash for e in file_entries(page)}
     assert found == {"regression/ref-lfs.bin": xet, "regression/ref-regular.txt": None}
+
+
+def test_a_blob_whose_header_lies_has_no_tensor_digests() -> None:
+    from hubwatch.formats.tensorbytes import file_extents
+
+    header = b'{"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}}'
+    blob = struct.pack("<Q", len(header)) + header + bytes(8)  # 8 of the 16 bytes it claims
+    with pytest.raises(UnsafeContent):
+        file_extents("m.safetensors", blob)
+    assert file_extents("m.safetensors", blob + bytes(8)) == [
+        ("w", 8 + len(header), 24 + len(header))
+    ]

@@ -112,6 +112,7 @@ PLACEHOLDERS = {
     "{rev}": "SHA",
     "{rev_a}": "SHA_A",
     "{rev_b}": "SHA_B",
+    "{spec}": "A..B",
     "{kind}": "KIND",
     "{advisory_id}": "ID",
     "{subscription_id}": "ID",

@@ -12,18 +12,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from hubwatch.errors import (
     ContentUnavailable,
-    RepoNotFound,
+    RepoHidden,
     SourceError,
     TokenRefused,
     UnexpectedResponse,
 )
-from hubwatch.models import CommitSha, RepoRef, RepoStatus
+from hubwatch.models import CommitSha, RepoIdentity, RepoRef, RepoStatus
 from hubwatch.sources.hub import HubSource
 from tests.support.hubreplay import HUB, ReplayTransport, load
 
@@ -67,13 +68,13 @@ CASES = [
     # huggingface_hub's own registry fetch: a 200 of another shape answered to model_info
     Case(ANON, 1, "status", False, UnexpectedResponse),
     Case(PLAIN, 1, "status", True, UnexpectedResponse),
-    # anonymous: a private repo is not found, as far as anyone can tell (401)
-    Case(ANON, 2, "head", False, RepoNotFound),
-    Case(ANON, 3, "head", False, RepoNotFound),
-    Case(ANON, 4, "status", False, RepoNotFound),
-    Case(ANON, 5, "commits", False, RepoNotFound),
-    Case(ANON, 6, "files", False, RepoNotFound),
-    Case(ANON, 7, "resolve", False, RepoNotFound),
+    # anonymous: a private repo is hidden: not found, or private, nobody can tell (401)
+    Case(ANON, 2, "head", False, RepoHidden),
+    Case(ANON, 3, "head", False, RepoHidden),
+    Case(ANON, 4, "status", False, RepoHidden),
+    Case(ANON, 5, "commits", False, RepoHidden),
+    Case(ANON, 6, "files", False, RepoHidden),
+    Case(ANON, 7, "resolve", False, RepoHidden),
     # the same 401 to a token: the token is refused, the repo is not gone
     Case(ANON, 8, "head", True, TokenRefused),
     Case(ANON, 9, "status", True, TokenRefused),
@@ -89,7 +90,13 @@ CASES = [
         2,
         "status",
         True,
-        RepoStatus(head=SHA, repo_id="wzshiming/test", private=True),
+        RepoStatus(
+            head=SHA,
+            repo_id="wzshiming/test",
+            private=True,
+            # the recorded `_id` is "<redacted>": no object id; `createdAt` as recorded
+            identity=RepoIdentity(None, datetime(2026, 1, 21, 3, 45, 36, tzinfo=UTC)),
+        ),
         exact=True,
     ),
     Case(

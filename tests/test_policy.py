@@ -51,7 +51,7 @@ def c(
 # For each row, by (kind, condition): a change that this row, and no earlier one, decides.
 # A row meeting only "any" gets `c(kind)`, or a kind under its prefix, unless listed here.
 def _tensors(changed: int, possibly: int, total: int) -> dict[str, int]:
-    """The counts of a `weights.reuploaded` change's tensor diff (diff/tensors.py)."""
+    """The counts of a re-upload's tensor diff (diff/tensors.py)."""
     return {"changed_count": changed, "possibly_count": possibly, "tensors": total}
 
 
@@ -125,15 +125,30 @@ EXAMPLES: dict[tuple[str, str], Change] = {
     ("weights.changed", "any"): c(
         "weights.changed", {"sizes": {"a.bin": 94}}, {"sizes": {"a.bin": 1_069_286_123}}
     ),
-    ("weights.reuploaded", "the Xet chunks show every tensor byte-identical"): c(
+    ("weights.reuploaded", "the tensor diff shows every tensor byte-identical"): c(
         "weights.reuploaded",
         {"model.safetensors": "a"},
         {"model.safetensors": "b", "tensor_diff": _tensors(changed=0, possibly=0, total=292)},
     ),
-    ("weights.reuploaded", "the Xet chunks show most tensors changed"): c(
+    ("weights.reuploaded", "the tensor diff shows most tensors changed"): c(
         "weights.reuploaded",
         {"model.safetensors": "a"},
         {"model.safetensors": "b", "tensor_diff": _tensors(changed=290, possibly=2, total=292)},
+    ),
+    ("gguf.reuploaded", "the tensor diff shows every tensor byte-identical"): c(
+        "gguf.reuploaded",
+        {"m-Q4_K_M.gguf": "a"},
+        {"m-Q4_K_M.gguf": "b", "tensor_diff": _tensors(changed=0, possibly=0, total=201)},
+    ),
+    ("gguf.reuploaded", "the tensor diff shows most tensors changed"): c(
+        "gguf.reuploaded",
+        {"m-Q4_K_M.gguf": "a"},
+        {"m-Q4_K_M.gguf": "b", "tensor_diff": _tensors(changed=200, possibly=0, total=201)},
+    ),
+    ("gguf.reuploaded", "the tensor diff shows tensors changed"): c(
+        "gguf.reuploaded",
+        {"m-Q4_K_M.gguf": "a"},
+        {"m-Q4_K_M.gguf": "b", "tensor_diff": _tensors(changed=1, possibly=1, total=201)},
     ),
     **{
         (kind, condition): c(kind, {"git_blob": "a"}, {"git_blob": "b", "findings": findings})

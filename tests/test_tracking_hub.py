@@ -206,10 +206,11 @@ def test_repo_becoming_gated_disabled_deleted_are_events_and_keep_history(
     assert store.get_repo("org/m").state is RepoState.DISABLED
     hub.set_state("org/m", disabled=False, deleted=True)
     tracker.poll("org/m")
-    assert store.get_repo("org/m").state is RepoState.DELETED
+    # the Hub answers a deleted repo as it answers one turned private: which, it does not say
+    assert store.get_repo("org/m").state is RepoState.UNAVAILABLE
     kinds = [e.kind for e in store.events("org/m")]
     assert kinds[:1] == [EventKind.REPO_GATED]
-    assert EventKind.REPO_DISABLED in kinds and kinds[-1] is EventKind.REPO_DELETED
+    assert EventKind.REPO_DISABLED in kinds and kinds[-1] is EventKind.REPO_UNAVAILABLE
     assert len(store.history("org/m")) == 1
 
 
@@ -224,8 +225,11 @@ def test_renamed_repo_is_followed_and_recorded(
     add_commits(tmp_path / "up", [CommitSpec({"config.json": b'{"a": 1}'})])
     result = tracker.poll("org/old")
     assert result.error is None and len(result.new) == 1
-    assert store.get_repo("org/old").renamed_to == "org/new"
-    assert [e.kind for e in store.events("org/old")] == [EventKind.REPO_RENAMED]
+    assert (result.repo_id, result.renamed_from) == ("org/new", "org/old")
+    renamed = store.get_repo("org/new")  # tracked under the name the listing and hooks use
+    assert renamed.former_ids == ("org/old",) and renamed.revisions == 2
+    assert [e.kind for e in store.events("org/new")] == [EventKind.REPO_RENAMED]
+    assert store.find_repo(former_id="org/old") == "org/new"
 
 
 @pytest.mark.parametrize("fault", ["429", "500", "reset", "truncate"])

@@ -10,6 +10,7 @@ HubwatchError                    1  500
 ├── UnknownRevision              3  404  a revision the store (or source) does not know
 ├── SourceError                  1  500  anything a RevisionSource raises
 │   ├── RepoNotFound             3  500  404 / deleted / no such git remote
+│   │   └── RepoHidden           3  500  the Hub's "not found": deleted, or private to this token
 │   ├── RevisionNotFound         3  500  branch, tag or sha unknown upstream
 │   ├── EntryNotFound            1  500  file missing at that revision
 │   ├── AuthError                4  500  401 / 403 without a more precise reason
@@ -102,6 +103,14 @@ class RepoNotFound(SourceError):
 
     exit_code = EXIT_NOT_FOUND
     per_file = False
+
+
+class RepoHidden(RepoNotFound):
+    """The Hub answers as for a missing repo: 401 to an anonymous caller, 404 RepoNotFound to a
+    token. It answers a private repo the token cannot see exactly alike (huggingface_hub's
+    `hf_raise_for_status`: "401 is misleading as it is returned for private and gated repos if
+    user is not authenticated, missing repos"), so the repo is deleted or private: not known.
+    """
 
 
 class RevisionNotFound(SourceError):

@@ -108,6 +108,7 @@ def runtime(settings: Settings, *, or_read_only: bool = False) -> Iterator[Runti
             settings.max_header_bytes,
             settings.max_revision_bytes,
             settings.diff_budget_s,
+            settings.max_compare_bytes,
         ),
         RetryPolicy(attempts=settings.retries, max_wait_s=settings.retry_max_wait_s),
         after_revision=[

@@ -16,7 +16,7 @@ import structlog
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from hubwatch.api import create_app, hub_hooks_router, store_poller
+from hubwatch.api import create_app, hub_hooks_router, store_poller, store_recorder
 from hubwatch.daemon import PeriodicJob, run_forever
 from hubwatch.errors import HubwatchError
 from hubwatch.notify.delivery import DeliveryRetry, WebhookDeliverer
@@ -92,7 +92,10 @@ def api_server(rt: Runtime, host: str, port: int) -> Iterator[uvicorn.Server]:
     """uvicorn serving the API in a thread until the block ends."""
     cfg = rt.settings
     secret = cfg.hub_webhook_secret
-    hooks = hub_hooks_router(secret.get_secret_value() if secret else None, store_poller(rt.store))
+    record = store_recorder(rt.store) if cfg.hub_webhook_other_scopes == "record" else None
+    hooks = hub_hooks_router(
+        secret.get_secret_value() if secret else None, store_poller(rt.store), record
+    )
     app = create_app(rt.store, cfg, routers=[hooks], differs=rt.differs)
     config = uvicorn.Config(
         app,

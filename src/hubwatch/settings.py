@@ -57,6 +57,9 @@ class Settings(BaseSettings):
     max_revision_bytes: int = Field(default=512 * MiB, gt=0)
     """All the contents and headers one revision reads together, each blob counted once; files
     past it are recorded as over the cap and not read."""
+    max_compare_bytes: int = Field(default=256 * MiB, gt=0)
+    """A weight file kept in a git mirror (not LFS, not Xet) that changed is read whole, both
+    sides, to compare its tensors' bytes, up to this size; a larger one is too large to compare."""
     template_budget_s: float = Field(default=15.0, gt=0)
     """Seconds all chat templates of one revision may render for together; the rest are not
     rendered (each template also stops after 10 s). The templates embedded in GGUF files get a
@@ -108,6 +111,9 @@ class Settings(BaseSettings):
     """How often workers refresh the advisory data and re-check every revision; 0: never."""
     hub_webhook_secret: SecretStr | None = None
     """The secret Hub webhooks must send in X-Webhook-Secret; unset: POST /hooks/hub refuses all."""
+    hub_webhook_other_scopes: Literal["record", "ignore"] = "record"
+    """Hub webhooks of scopes that wake no poll (discussions, comments): kept among the repo's
+    events (`hub_event`), or ignored; never a Hub request either way."""
     api_host: str = "127.0.0.1"
     """Address `hubwatch serve` listens on."""
     api_port: int = Field(default=8080, ge=0, le=65535)

@@ -203,3 +203,13 @@ def test_an_unknown_training_setting_value_is_refused(api: InProcess, shas: list
     url = f"/api/v1/repos/org/model/revisions/{shas[0]}/estimate"
     assert api.get(url, params={"precision": "fp64"}).status_code == 422
     assert api.get(url, params={"lora_targets": "all-linear,q"}).status_code == 422
+
+
+def test_a_lora_target_the_model_lacks_is_refused_with_its_modules(
+    api: InProcess, shas: list[str]
+) -> None:
+    url = f"/api/v1/repos/org/model/revisions/{shas[0]}/estimate"
+    refused = api.get(url, params={"lora_targets": "q,foo"})
+    assert refused.status_code == 422
+    assert "'foo' is not a linear module" in refused.json()["detail"]
+    assert "q_proj" in refused.json()["detail"]

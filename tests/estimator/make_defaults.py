@@ -72,11 +72,28 @@ def _as_declared(owner: object, values: dict[str, Any]) -> dict[str, Any]:
             out[key] = value
         elif isinstance(value, dict) and hasattr(owner, key):
             out[key] = _as_declared(getattr(owner, key), value)
-        elif getattr(type(owner), key, value) is None:
+        elif getattr(type(owner), key, value) is None and _computed(owner, values, key) == value:
+            # NOTE: a wrapper that builds its sub-config with an explicit value (Mistral 3's
+            # text head_dim 128) keeps it: only the class's own computed value becomes null.
             out[key] = None
         else:
             out[key] = value
     return out
+
+
+def _computed(owner: object, values: dict[str, Any], key: str) -> object:
+    """What `owner`'s class computes for `key` from the other `values` (a unique object when
+    it cannot be built so)."""
+    if not hasattr(owner, "to_dict"):
+        return _UNKNOWN
+    given = {k: v for k, v in values.items() if k != key and not isinstance(v, dict)}
+    try:
+        return getattr(type(owner)(**given), key, _UNKNOWN)
+    except (TypeError, ValueError, AttributeError):
+        return _UNKNOWN
+
+
+_UNKNOWN = object()
 
 
 def main(added: list[str]) -> None:

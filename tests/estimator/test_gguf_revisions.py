@@ -184,7 +184,7 @@ def test_cli_estimate_of_a_revision_with_a_config_adds_the_gguf_table(tmp_path: 
         store.close()
     code, stdout, _ = cli(tmp_path, "estimate", "org/both")
     assert code == 0, stdout
-    assert "largest batch per card" in stdout and "GGUF models" in stdout
+    assert "largest batch (×N) per card" in stdout and "GGUF models" in stdout
     code, stdout, _ = cli(tmp_path, "estimate", "org/both", "--json")
     data = json.loads(stdout)
     assert data["parameters"]["total"] == data["gguf"][Q4]["params"]["total"] == LLAMA_PARAMS

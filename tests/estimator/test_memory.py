@@ -75,9 +75,13 @@ def test_a_model_too_big_for_one_card_gets_a_two_card_split() -> None:
 def test_cost_is_a_roofline_with_stated_assumptions() -> None:
     model = read_model(config("TinyLlama__TinyLlama-1.1B-Chat-v1.0"))
     params = count_params(model)
-    cost = training_cost(params, training(model), gpu("H100-80GB"), tokens=10**9)
-    assert cost.flops == 6 * params.active * 10**9
+    cost = training_cost(
+        params, training(model), gpu("H100-80GB"), samples=10_000, tokens_per_sample=2048, epochs=3
+    )
+    assert cost.flops == 6 * params.active * 3 * 10_000 * 2048
     assert cost.usd > 0 and "40% of peak" in cost.assumptions["utilisation"]
+    assert "3 epoch(s) x 10,000 samples x 2,048 tokens" in cost.assumptions["job"]
+    assert "docs/gpu-prices.md" in cost.assumptions["gpu"]
 
 
 def test_reconciliation_explains_a_tied_embedding_stored_twice() -> None:
@@ -109,14 +113,22 @@ def _estimate(**changes: Any) -> Estimate:
     return estimate({**config("meta-llama__Llama-3.2-1B"), **changes})
 
 
-def test_context_8k_to_128k_shows_as_memory_and_batch_changes() -> None:
+def test_context_1k_to_8k_shows_as_memory_and_batch_changes() -> None:
+    # serving is sized at min(4096, the model's context): 1024 -> 4096 tokens per sequence
     changes = estimate_changes(
-        _estimate(max_position_embeddings=8192), _estimate(max_position_embeddings=131072)
+        _estimate(max_position_embeddings=1024), _estimate(max_position_embeddings=8192)
     )
     kinds = {c.kind: c for c in changes}
     assert "estimate.serving_memory" in kinds and "estimate.max_batch" in kinds
-    assert kinds["estimate.serving_memory"].severity is Severity.BEHAVIOR
+    assert "1,024 -> 4,096 tokens of context" in kinds["estimate.serving_memory"].summary
     assert "estimate.parameters" not in kinds
+
+
+def test_context_8k_to_128k_leaves_serving_at_the_4096_default() -> None:
+    changes = estimate_changes(
+        _estimate(max_position_embeddings=8192), _estimate(max_position_embeddings=131072)
+    )
+    assert "estimate.serving_memory" not in {c.kind for c in changes}
 
 
 def test_vocab_plus_six_tokens_is_a_small_parameter_change() -> None:

@@ -6,7 +6,14 @@ import json
 
 import pytest
 
-from hubwatch.estimator import CannotEstimate, lora_targets, read_model, training
+from hubwatch.estimator import (
+    CannotEstimate,
+    Run,
+    UnknownTarget,
+    lora_targets,
+    read_model,
+    training,
+)
 from hubwatch.estimator.memory import CUDA_CONTEXT, SLACK
 from tests.estimator.make_golden import REPO_CONFIGS
 
@@ -73,3 +80,23 @@ def test_a_counted_config_is_cross_checked_against_the_count_of_record() -> None
     header = {"all": {"dtype": "BF16", "shape": [total], "data_offsets": [0, 0]}}
     result = reconcile(MODEL, count_params(MODEL), {"model.safetensors": header})
     assert result.of_record == result.derived == total and result.difference == 0
+
+
+@pytest.mark.parametrize(
+    ("spec", "missing"),
+    [("foo", "'foo' is not"), ("q,c_attn", "'c_attn' is not"), ("qkv,bar", "'qkv', 'bar' are not")],
+)
+def test_lora_targets_the_model_lacks_are_an_error_listing_its_modules(
+    spec: str, missing: str
+) -> None:
+    with pytest.raises(UnknownTarget) as raised:
+        training(MODEL, Run(method="lora", lora_targets=lora_targets(spec)))
+    assert isinstance(raised.value, ValueError) and missing in str(raised.value)
+    assert "its modules are down_proj, gate_proj, k_proj" in str(raised.value)
+    assert "(short names: down, gate, k, o, q, up, v)" in str(raised.value)
+
+
+@pytest.mark.parametrize("spec", ["q,v", "q_proj,v_proj", "gate,up,down", "all-linear"])
+def test_lora_targets_the_model_has_are_accepted(spec: str) -> None:
+    memory = training(MODEL, Run(method="lora", lora_targets=lora_targets(spec)))
+    assert memory.parts["gradients_and_optimizer"] > 0

@@ -65,6 +65,9 @@ class TensorSpec:
     type: str = "F32"
     """A `gguf.GGMLQuantizationType` name: F32, F16, BF16, Q4_K, Q6_K, Q8_0, IQ4_XS…"""
     fill: int = 0
+    data: bytes | None = None
+    """The tensor's bytes (`nbytes` of them), instead of `fill` repeated: random data, so that
+    content-defined chunking cuts it as it cuts real weights."""
 
     @property
     def nbytes(self) -> int:
@@ -115,6 +118,8 @@ def _write(
             block, size = GGML_QUANT_SIZES[GGMLQuantizationType[spec.type]]
             rows = tuple(reversed(spec.shape[1:]))  # numpy order: the slowest dimension first
             data = np.full((*rows, spec.shape[0] // block * size), spec.fill, dtype=np.uint8)
+            if spec.data is not None:
+                data = np.frombuffer(spec.data, np.uint8).reshape(data.shape)
             writer.add_tensor(spec.name, data, raw_dtype=GGMLQuantizationType[spec.type])
         writer.write_header_to_file()
         writer.write_kv_data_to_file()

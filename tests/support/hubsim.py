@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import random
@@ -42,6 +41,7 @@ from .hubsim_http import (
     route,
     write_reply,
 )
+from .hubsim_identity import RepoIdentities
 from .hubsim_xet import XetService
 
 FaultKind = Literal["429", "500", "timeout", "truncate", "reset", "malformed"]
@@ -192,6 +192,8 @@ class HubSimulator:
         self._stopping = threading.Event()
         self._servers: list[Server] = []
         self._t0 = time.monotonic()
+        self.identities = RepoIdentities()
+        """Object ids and creation times: a rename keeps them, `recreate` makes new ones."""
         self.xet = XetService()
         """Xet storage: off until `xet.enabled` is set; then LFS files are listed with their
         `xetHash`, and their reconstructions and read tokens are served."""
@@ -278,6 +280,15 @@ class HubSimulator:
         self._repos[new_id] = self._repos.pop(old_id)
         self._renames[old_id] = new_id
         self._renames.pop(new_id, None)
+        self.identities.moved(old_id, new_id)
+
+    def recreate(self, repo_id: str, git_dir: Path, when: datetime, **kwargs: Any) -> None:
+        """Delete `repo_id` and create a new repo under the same name from `git_dir` (at `when`):
+        a new object id and creation time; `kwargs` as `add_repo`'s."""
+        self._repos.pop(repo_id, None)
+        self._renames.pop(repo_id, None)  # the name is no longer a redirect to another repo
+        self.identities.recreated(repo_id, when)
+        self.add_repo(repo_id, git_dir, **kwargs)
 
     def touch(self, repo_id: str, when: datetime) -> None:
         """Report `when` as the repo's lastModified instead of its tip commit's date."""
@@ -537,13 +548,13 @@ class HubSimulator:
                     sibling["lfs"] = {"sha256": e.lfs.sha256, "size": e.lfs.size}
                     sibling["lfs"]["pointerSize"] = e.lfs.pointer_size
         info: dict[str, Any] = {
-            "_id": hashlib.sha1(repo_id.encode()).hexdigest()[:24],
+            "_id": self.identities.object_id(repo_id),
             "id": repo_id,
             "modelId": repo_id,
             "author": repo_id.split("/")[0],
             "sha": sha,
             "lastModified": iso(state.touched or snap.committed),
-            "createdAt": iso(snap.created),
+            "createdAt": iso(self.identities.created_at(repo_id, snap.created)),
             "private": state.private,
             "disabled": state.disabled,
             "gated": state.gated,

@@ -7,9 +7,11 @@ from http import HTTPStatus
 
 import structlog
 from fastapi import APIRouter, FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 from hubwatch import __version__
+from hubwatch.api.errorpages import install as install_error_pages
+from hubwatch.api.errorpages import wants_html
 from hubwatch.api.etag import ETagMiddleware
 from hubwatch.api.readonly import ReadOnlyMiddleware
 from hubwatch.api.routes import (
@@ -24,6 +26,7 @@ from hubwatch.api.routes import (
     repos,
     subscriptions,
 )
+from hubwatch.api.routes.pages import error_page
 from hubwatch.api.security import GuardMiddleware, add_options_route
 from hubwatch.diff import Differ, load_differs
 from hubwatch.errors import HubwatchError, StoreUnavailable
@@ -65,7 +68,7 @@ def create_app(
     app.add_middleware(GuardMiddleware, settings=settings)
 
     @app.exception_handler(HubwatchError)
-    async def _hubwatch_error(request: Request, exc: HubwatchError) -> JSONResponse:
+    async def _hubwatch_error(request: Request, exc: HubwatchError) -> Response:
         status = exc.http_status
         message = redact_text(str(exc))  # a git error may quote a URL with its credentials
         headers = {}
@@ -78,7 +81,11 @@ def create_app(
             message = UNAVAILABLE
         elif status >= 500:
             log.error("request_failed", path=request.url.path, error=message)
+        if wants_html(request.headers.get("accept", "")):
+            return error_page(status, message, headers)
         return JSONResponse({"detail": message}, status_code=status, headers=headers)
+
+    install_error_pages(app)
 
     for router in (
         health.router,

@@ -54,6 +54,9 @@ def repo_public(repo: TrackedRepo) -> RepoPublic:
         last_error=repo.last_error,
         renamed_to=repo.renamed_to,
         failures=repo.failures,
+        object_id=repo.identity.object_id if repo.identity else None,
+        created_at=repo.identity.created_at if repo.identity else None,
+        former_ids=list(repo.former_ids),
     )
 
 

@@ -7,6 +7,14 @@ trusted: `repo.type` must be "model", `repo.name` a valid repo id; `repo.headSha
 from it as a listing's hint does (no status request): a push costs only the reads of the new
 revisions. Answers are quick and final (2xx) for anything well formed, so the Hub does not retry
 events hubwatch has no use for.
+
+Only the scopes that change what a poll reads wake one: `repo.content` (commits, tags, PR refs)
+and `repo.config` (visibility, disabled), and their narrower scopes (the Hub's documentation:
+"any action on a narrowed scope" is "an update on the broader scope"). A discussion or a comment
+costs no Hub request: it is recorded as the repo's `hub_event`, or ignored
+(`HUBWATCH_HUB_WEBHOOK_OTHER_SCOPES`). The repo is found by `repo.name`, or by `repo.id` (the Hub's
+object id, which a rename keeps) when the name is not tracked: a renamed repo's hooks name it by
+its new name before any poll has followed the rename.
 """
 
 from __future__ import annotations
@@ -28,6 +36,8 @@ from hubwatch.formats.json import loads_bounded
 from hubwatch.models import (
     READABLE_STATES,
     CommitSha,
+    EventKind,
+    RepoEvent,
     RepoState,
     RepoStatus,
     SourceKind,
@@ -58,10 +68,26 @@ class HubPush:
     refs: Mapping[str, str] = field(default_factory=dict)
     """`updatedRefs`: ref name (`refs/heads/main`) to its new sha."""
     private: bool = False
+    object_id: str | None = None
+    """`repo.id`: the Hub's object id of the repo."""
+    scope: str = "repo.content"
+    """`event.scope`; a payload without one is taken for a push, as before scopes were read."""
+    action: str = "update"
+    """`event.action`."""
 
+    @property
+    def polls(self) -> bool:
+        """Whether the event may change what a poll reads (a `repo.content`/`repo.config` scope)."""
+        return any(self.scope == s or self.scope.startswith(s + ".") for s in POLL_SCOPES)
+
+
+POLL_SCOPES = ("repo.content", "repo.config")
+"""The webhook scopes that wake a poll."""
 
 PollNow = Callable[[str, HubPush], bool]
 """Called with (repo id, what the push says); False when the repo is not tracked."""
+Record = Callable[[str, HubPush], bool]
+"""Records an event of another scope against the repo; False when the repo is not tracked."""
 
 
 def push_hint(push: HubPush, tracked: TrackedRepo) -> RepoStatus | None:
@@ -84,11 +110,38 @@ def store_poller(store: _PollNowStore) -> PollNow:
     """A PollNow that wakes the repo in the store: the next free worker polls it."""
 
     def poll_now(repo_id: str, push: HubPush) -> bool:
-        hint = push_hint(push, store.get_repo(repo_id))  # NotTracked: the router ignores it
-        hints = {repo_id: hint} if hint is not None else None
-        return store.wake([repo_id], datetime.now(UTC), hints) > 0
+        tracked = store.get_repo(tracked_id(store, repo_id, push))  # NotTracked: ignored
+        hint = push_hint(push, tracked)
+        name = tracked.ref.repo_id
+        hints = {name: hint} if hint is not None else None
+        return store.wake([name], datetime.now(UTC), hints) > 0
 
     return poll_now
+
+
+def store_recorder(store: RepoStore) -> Record:
+    """A Record that keeps the event among the repo's events (`hub_event`): no poll, no change."""
+
+    def record(repo_id: str, push: HubPush) -> bool:
+        name = tracked_id(store, repo_id, push)
+        store.get_repo(name)  # NotTracked: the router ignores it
+        detail = f"Hub webhook {push.scope} {push.action} (no poll: nothing it reads changed)"
+        store.add_event(name, RepoEvent(EventKind.HUB_EVENT, detail[:300], None, datetime.now(UTC)))
+        return True
+
+    return record
+
+
+def tracked_id(store: RepoStore, repo_id: str, push: HubPush) -> str:
+    """The name `repo_id` is tracked under: itself, or the repo with the push's object id (a
+    renamed repo, before its poll followed the rename), or the one it was renamed from."""
+    try:
+        store.get_repo(repo_id)
+        return repo_id
+    except NotTracked:
+        pass
+    found = store.find_repo(object_id=push.object_id) if push.object_id else None
+    return found or store.find_repo(former_id=repo_id) or repo_id
 
 
 def _read_push(payload: dict[str, Any], repo: dict[str, Any]) -> HubPush:
@@ -100,15 +153,26 @@ def _read_push(payload: dict[str, Any], repo: dict[str, Any]) -> HubPush:
         if isinstance(item, dict) and isinstance(item.get("ref"), str):
             new = item.get("newSha")
             refs[item["ref"][:200]] = new if isinstance(new, str) and len(new) <= 64 else ""
+    event = payload.get("event")
+    event = event if isinstance(event, dict) else {}
+    scope, action, object_id = event.get("scope"), event.get("action"), repo.get("id")
     return HubPush(
         head=head if isinstance(head, str) and len(head) <= 64 else None,
         refs=refs,
         private=repo.get("private") is True,
+        object_id=object_id if isinstance(object_id, str) and len(object_id) <= 64 else None,
+        scope=scope[:100] if isinstance(scope, str) else "repo.content",
+        action=action[:40] if isinstance(action, str) else "update",
     )
 
 
-def hub_hooks_router(secret: str | None, poll_now: PollNow) -> APIRouter:
-    """The router for `POST /hooks/hub`; with no secret configured every call is refused."""
+def hub_hooks_router(
+    secret: str | None, poll_now: PollNow, record: Record | None = None
+) -> APIRouter:
+    """The router for `POST /hooks/hub`; with no secret configured every call is refused.
+
+    `record`: what becomes of events of the scopes that wake no poll; None: they are ignored.
+    """
     router = APIRouter()
 
     @router.post("/hooks/hub", status_code=202)
@@ -138,6 +202,8 @@ def hub_hooks_router(secret: str | None, poll_now: PollNow) -> APIRouter:
         except InvalidRepoId as exc:
             raise HTTPException(400, str(exc)) from None
         push = _read_push(payload, repo)
+        if not push.polls:
+            return await _other_scope(repo_id, push, record)
         try:
             tracked = await run_in_threadpool(poll_now, repo_id, push)
         except NotTracked:
@@ -156,3 +222,17 @@ def hub_hooks_router(secret: str | None, poll_now: PollNow) -> APIRouter:
         return {"status": "polling", "repo": repo_id}
 
     return router
+
+
+async def _other_scope(repo_id: str, push: HubPush, record: Record | None) -> dict[str, Any]:
+    """An event that changes nothing a poll reads (a discussion, a comment): no Hub request."""
+    recorded = False
+    if record is not None:
+        try:
+            recorded = await run_in_threadpool(record, repo_id, push)
+        except NotTracked:
+            recorded = False
+    outcome = "recorded" if recorded else "ignored"
+    metrics.HUB_WEBHOOKS.labels(outcome).inc()
+    log.info("hub_webhook_received", repo=repo_id, scope=push.scope, outcome=outcome)
+    return {"status": outcome, "reason": f"scope {push.scope} wakes no poll"}

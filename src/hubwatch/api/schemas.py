@@ -46,6 +46,12 @@ class RepoPublic(_Public):
     renamed_to: str | None
     failures: int = 0
     """Polls in a row that failed; `HUBWATCH_DEGRADED_AFTER` of them make the repo degraded."""
+    object_id: str | None = None
+    """The Hub's object id of the repo (`_id`): a rename keeps it, a re-creation does not."""
+    created_at: datetime | None = None
+    """When the Hub created the repo (`createdAt`)."""
+    former_ids: list[str] = []
+    """Names it was tracked under before the renames hubwatch followed, oldest first."""
 
 
 class RepoCreate(BaseModel):

@@ -21,7 +21,7 @@ from hubwatch.cli.base import (
 )
 from hubwatch.cli.base import app as _app
 from hubwatch.cli.gguf_table import render_gguf
-from hubwatch.cli.render import folding, gb
+from hubwatch.cli.render import gb
 from hubwatch.errors import InvalidRepoId
 from hubwatch.models import ReadStatus
 from hubwatch.models.gguf import is_gguf
@@ -63,7 +63,8 @@ _Config = Annotated[
     Path | None, typer.Option("--config", help="Estimate a local config.json instead.")
 ]
 _Context = Annotated[
-    int | None, typer.Option(help="Serving context in tokens [default: the model's].")
+    int | None,
+    typer.Option(help="Serving tokens per sequence [default: 4096, or the model's maximum]."),
 ]
 
 
@@ -81,9 +82,11 @@ _KvCache = Annotated[
         callback=_kv_cache,
     ),
 ]
-_Tokens = Annotated[
-    int | None, typer.Option(help="Training job size in tokens, for a cost estimate.")
+_Samples = Annotated[
+    int | None,
+    typer.Option(help="Training samples per epoch (of --seq-len tokens), for a cost estimate."),
 ]
+_Markdown = Annotated[bool, typer.Option("--markdown", help="Print the table as Markdown instead.")]
 
 
 @_app.command()
@@ -101,24 +104,26 @@ def estimate(
     attention: _Attention = "flash",
     double_quant: _DoubleQuant = True,
     fp32_embeddings: _Fp32Io = False,
-    tokens: _Tokens = None,
+    samples: _Samples = None,
     epochs: Annotated[float, typer.Option(help="Epochs of the training job.")] = 1.0,
     on: Annotated[str, typer.Option("--gpu", help="GPU of the cost estimate.")] = "H100-80GB",
     kv_cache: _KvCache = "f16",
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+    as_markdown: _Markdown = False,
 ) -> None:
     """Estimate parameters, serving and training memory, largest batch per card, and cost."""
     with loading():
-        from hubwatch.estimator import CannotEstimate, Job, Run, estimate_json, size
+        from hubwatch.cli.estimate_table import markdown
+        from hubwatch.estimator import CannotEstimate, Job, Run, estimate_json
         from hubwatch.estimator import lora_targets as parse_targets
         from hubwatch.estimator.gguf import estimate_headers
-        from hubwatch.formats.json import loads_bounded
+        from hubwatch.estimator.table import as_json as table_json
     with exit_on_error():
         loaded = _load(target, config)
     ggufs = estimate_headers(loaded.gguf_paths, loaded.gguf_headers, kv_cache)
     if loaded.raw is None:
         return _gguf_only(loaded.source, ggufs, kv_cache, as_json)
-    stored, raw, source = estimate_json(loaded.raw, loaded.headers), loaded.raw, loaded.source
+    stored, source = estimate_json(loaded.raw, loaded.headers), loaded.source
     if not stored.ok:
         _cannot_estimate(source, stored, as_json)
     try:
@@ -133,15 +138,18 @@ def estimate(
             double_quant=double_quant,
             fp32_io=fp32_embeddings,
         )
-        job = None if tokens is None else Job(tokens, epochs, on)
-        # estimate_json read the config within the limits already
-        sized = size(loads_bounded(raw), context=context, dtype=dtype, job=job, run=run)
+        job = None if samples is None else Job(samples, epochs, on)
+        sized = loaded.sized(context=context, dtype=dtype, job=job, run=run)
     except CannotEstimate as exc:
         err.print(f"error: cannot estimate: {shown(exc)}", highlight=False)
         raise typer.Exit(EXIT_USAGE) from None
     report = _report(source, sized, stored) | ({"gguf": ggufs} if ggufs else {})
+    report["table"] = table_json(sized.table) if sized.table else None
     if as_json:
         print_json(report)
+        return
+    if as_markdown and report["table"]:
+        out.print(markdown(report["table"]), markup=False, highlight=False, end="")
         return
     _render(report, stored.params)
     if ggufs:
@@ -177,6 +185,15 @@ class _Loaded:
     gguf_paths: tuple[str, ...]
     gguf_headers: dict[str, bytes]
     source: str
+
+    def sized(self, **settings: Any) -> Sizing:
+        """The config sized under `settings` (`estimator.size`'s), a custom-code model from
+        its safetensors headers."""
+        from hubwatch.estimator import parse_headers, size  # imported already by `estimate`
+        from hubwatch.formats.json import loads_bounded
+
+        assert self.raw is not None  # estimate_json read it within the limits already
+        return size(loads_bounded(self.raw), headers=parse_headers(self.headers), **settings)
 
 
 def _load(target: str | None, config: Path | None) -> _Loaded:
@@ -248,8 +265,9 @@ def _report(source: str, sized: Sizing, stored: Estimate) -> dict[str, Any]:
         "memory": [_memory(m) for m in sized.memory],
         "max_batch": sized.max_batch,
     }
-    if sized.cost is not None:
-        report["cost"] = sized.cost
+    if sized.costs:
+        report["cost"] = sized.costs
+    report["computes"] = stored.computes
     report["reconciliation"] = stored.reconciliation
     report["notes"] = stored.notes
     return report
@@ -272,21 +290,10 @@ def _render(report: dict[str, Any], params: dict[str, Any]) -> None:
         out.print(f"[bold]{m['workload']}[/] {gb(m['total'])} = {parts}", highlight=False)
         told = "; ".join(f"{k}: {v}" for k, v in m["assumptions"].items())
         out.print(f"  assumes {shown(told)}", highlight=False)
-    cards = folding(
-        "workload",
-        *[f.gpu for f in report["max_batch"]["serving"]],
-        title="largest batch per card (x2 = two-card pipeline split)",
-    )
-    for workload, row in report["max_batch"].items():
-        cards.add_row(
-            workload,
-            *[
-                (f"{f.max_batch}" if f.max_batch < 65_536 else ">=65536")
-                + (" x2" if f.cards == 2 else "")
-                for f in row
-            ],
-        )
-    out.print(cards)
+    if report.get("table"):
+        from hubwatch.cli.estimate_table import render_table  # imported already by `estimate`
+
+        render_table(report["table"])
     if (rec := report.get("reconciliation")) is not None:
         out.print(
             f"checkpoint: {rec['stored']:,} parameters of record in {rec['files']} file(s); "
@@ -294,9 +301,3 @@ def _render(report: dict[str, Any], params: dict[str, Any]) -> None:
         )
         for line in rec["explanations"]:
             out.print(f"  {shown(line)}", highlight=False)
-    if (cost := report.get("cost")) is not None:
-        out.print(
-            f"cost: {cost.hours:,.1f} h, ${cost.usd:,.0f} ({cost.bound}-bound; "
-            + "; ".join(f"{k}: {v}" for k, v in cost.assumptions.items())
-            + ")"
-        )

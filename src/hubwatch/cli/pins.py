@@ -249,6 +249,8 @@ def _table(report: Report, threshold: Severity) -> None:
         )
     out.print(table)
     for p in report.pins:
+        for note in p.notes:
+            err.print(f"{shown(p.pin.path)}:{p.pin.line}: {shown(note)}", highlight=False)
         for lc in p.dependencies:
             worst = max((c.severity for c in lc.changes), key=lambda s: s.rank, default=None)
             out.print(

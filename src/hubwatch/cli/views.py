@@ -218,7 +218,9 @@ def _estimate_line(estimate: Estimate | None) -> str:
             told + (f" ({active / 1e9:,.2f}B active)" if active != params["total"] else "")
         )
     if serving := estimate.serving.get("total"):
-        parts.append(f"serving {gb(serving)} (bf16, {estimate.context:,} tokens)")
+        # NOTE: sized at 4,096 tokens (or a shorter maximum); older estimates at the maximum
+        tokens = estimate.serving.get("assumptions", {}).get("context tokens", estimate.context)
+        parts.append(f"serving {gb(serving)} (bf16, {tokens:,} tokens)")
     trained = [
         f"{name} {gb(memory['total'])}"
         for name, memory in estimate.training.items()

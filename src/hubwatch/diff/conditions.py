@@ -244,7 +244,8 @@ RESIZED = Condition("a weight file's size moved by 1% or more (headers unavailab
 
 
 def _tensor_counts(change: Change) -> tuple[int, int, int] | None:
-    """(changed, possibly changed, all) tensors, where the Xet chunks told them."""
+    """(changed, possibly changed, all) tensors, where the tensor diff (Xet chunks, or the
+    bytes of two git blobs) told them."""
     found = _side(change.after, "tensor_diff")
     if not isinstance(found, dict):
         return None
@@ -257,12 +258,16 @@ def _tensor_counts(change: Change) -> tuple[int, int, int] | None:
 
 
 TENSORS_IDENTICAL = Condition(
-    "the Xet chunks show every tensor byte-identical",
+    "the tensor diff shows every tensor byte-identical",
     lambda change: (n := _tensor_counts(change)) is not None and n[0] == n[1] == 0,
 )
 MOST_TENSORS_CHANGED = Condition(
-    "the Xet chunks show most tensors changed",
+    "the tensor diff shows most tensors changed",
     lambda change: (n := _tensor_counts(change)) is not None and 2 * n[0] > n[2],
+)
+TENSORS_CHANGED = Condition(
+    "the tensor diff shows tensors changed",
+    lambda change: (n := _tensor_counts(change)) is not None and n[0] + n[1] > 0,
 )
 
 

@@ -59,12 +59,15 @@ def _serving_memory(old: Estimate, new: Estimate) -> list[Change]:
     if sb == sa:
         return []
     context = new.serving.get("assumptions", {}).get("context tokens")
+    # NOTE: serving is sized at 4,096 tokens per sequence (or the model's maximum when
+    # shorter), not at the maximum: say the context it was sized at.
+    was = old.serving.get("assumptions", {}).get("context tokens", old.context)
     return [
         Change(
             "estimate.serving_memory",
             Severity.BEHAVIOR if relative(sb, sa) >= 0.1 else Severity.INFO,
             f"serving memory {_gb(sb)} -> {_gb(sa)} (bf16 weights + KV cache, batch 1, "
-            f"{old.context:,} -> {new.context:,} tokens of context)",
+            f"{was:,} -> {context or new.context:,} tokens of context)",
             CONFIG,
             sb,
             sa,

@@ -10,6 +10,8 @@ _EVENTS: dict[EventKind, tuple[str, Severity]] = {
     EventKind.REPO_DISABLED: ("repo.disabled", Severity.BREAKING),
     EventKind.REPO_DELETED: ("repo.deleted", Severity.BREAKING),
     EventKind.REPO_RENAMED: ("repo.renamed", Severity.INFO),
+    EventKind.REPO_IDENTITY_CHANGED: ("repo.identity_changed", Severity.SECURITY),
+    EventKind.REPO_UNAVAILABLE: ("repo.unavailable", Severity.BREAKING),
     EventKind.REPO_UNGATED: ("repo.ungated", Severity.INFO),
     EventKind.REPO_RESTORED: ("repo.restored", Severity.INFO),
     EventKind.REPO_DEGRADED: ("repo.degraded", Severity.BEHAVIOR),

@@ -55,6 +55,7 @@ from hubwatch.diff.conditions import (
     SECURITY,
     SPECIAL_REMOVED,
     STOP_TOKEN_CHANGED,
+    TENSORS_CHANGED,
     TENSORS_IDENTICAL,
     USE_FAST,
     WEIGHTS_GREW,
@@ -197,6 +198,9 @@ RULES: tuple[Rule, ...] = (
     _row("gguf.metadata", GGUF_SHAPE, BREAKING, "like config.json: the model's shape"),
     _row("gguf.metadata", ANY, INFO, "other metadata (general.*…)"),
     _row("gguf.files", ANY, INFO, "quantizations added or removed, or split differently"),
+    _row("gguf.reuploaded", TENSORS_IDENTICAL, INFO, "the same bytes in every tensor"),
+    _row("gguf.reuploaded", MOST_TENSORS_CHANGED, BREAKING, "most tensors: another quantization"),
+    _row("gguf.reuploaded", TENSORS_CHANGED, BEHAVIOR, "new values under identical headers"),
     _row("gguf.reuploaded", ANY, INFO, "identical metadata; only the tensor data changed"),
     _row("gguf.unread", ANY, INFO, "a header could not be read: changes unknown"),
     # revision health (judged on every revision; reported when it flips)

@@ -1,19 +1,26 @@
-"""Which tensors of a re-uploaded safetensors file changed: the new file's chunks the old one
-lacks (Xet reconstruction terms of both), mapped through its header's `data_offsets`; no weight
-byte is read."""
+"""Which tensors of a re-uploaded weight file changed: the new file's chunks the old one lacks
+(Xet reconstruction terms of both), mapped through its header (safetensors `data_offsets`, GGUF
+tensor-info offsets); no weight byte is read."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hubwatch.diff.sections import listing
 from hubwatch.errors import UnsafeContent
+from hubwatch.formats.tensorbytes import (
+    Extent,
+    gguf_extents,
+    read_digests,
+    safetensors_extents,
+)
 from hubwatch.formats.view import RevisionView
 from hubwatch.formats.xet import Reconstruction, new_ranges, parse_reconstruction, same_terms
 from hubwatch.models import Change, ReadStatus
+from hubwatch.models.gguf import is_gguf
 
 MAX_CHUNK = 128 * 1024
 """chunking.md: no chunk is longer. A run of new chunks starts at most this far before the first
@@ -31,7 +38,6 @@ AFTER_MAX = 12 * 1024
 """Under the store's bound on a change's value (summary.VALUE_MAX, 16 KiB)."""
 TENSOR_DIFF = "tensor_diff"
 """The key of `weights.reuploaded`'s after value that holds the tensor diff (`TensorDiff.json`)."""
-Extent = tuple[str, int, int]
 
 
 @dataclass
@@ -71,18 +77,6 @@ class TensorDiff:
         }
 
 
-def extents(header: Mapping[str, Any], file_size: int) -> list[Extent]:
-    """Each tensor's bytes in the file, [start, end), in file order. The data section ends the
-    file (the header was checked against the file's size), so it starts at size - data size."""
-    spans = []
-    for name, info in header.items():
-        offsets = info.get("data_offsets") if isinstance(info, dict) else None
-        if name != "__metadata__" and isinstance(offsets, list) and len(offsets) == 2:
-            spans.append((name, int(offsets[0]), int(offsets[1])))
-    base = file_size - max((end for _, _, end in spans), default=0)
-    return sorted(((n, base + s, base + e) for n, s, e in spans), key=lambda x: x[1])
-
-
 def classify(spans: Sequence[Extent], ranges: Sequence[tuple[int, int]]) -> TensorDiff:
     """Tensors by the runs of new bytes they meet: changed where they hold bytes a run's edges
     cannot explain (past its first MAX_CHUNK and before its last TRAIL bytes, or the run lies
@@ -111,22 +105,30 @@ def _alone(start: int, end: int, ranges: Sequence[tuple[int, int]]) -> bool:
     return any(a >= start and b <= end for a, b in ranges if a < end and b > start)
 
 
+def spans_of(view: RevisionView, path: str) -> list[Extent] | None:
+    """Where each tensor of `path` lies in the file, from its stored header; None unread."""
+    if is_gguf(path):
+        gguf = view.gguf_header(path)
+        return None if gguf is None else gguf_extents(gguf)
+    header = view.header(path)
+    return None if header is None else safetensors_extents(header, view.files[path].size)
+
+
 def file_diff(old: RevisionView, new: RevisionView, path: str) -> TensorDiff | str:
-    """The tensor diff of one re-uploaded safetensors file, or why there is none (said of
-    the file)."""
+    """The tensor diff of one re-uploaded weight file (safetensors or GGUF), or why there is
+    none (said of the file)."""
     before, after = old.files[path], new.files[path]
-    header = new.header(path)
-    if header is None:
+    spans = spans_of(new, path)
+    if spans is None:
         return "its header could not be read"
     if before.xet_hash is None or after.xet_hash is None:
-        return _NOT_XET
+        return _by_digests(old, new, path)
     sides = [_reconstruction((new, old), xet) for xet in (before.xet_hash, after.xet_hash)]
     for side in sides:
         if isinstance(side, str):
             return side
     was, now = sides
     assert isinstance(was, Reconstruction) and isinstance(now, Reconstruction)
-    spans = extents(header, after.size)
     if same_terms(was.terms, now.terms):
         return TensorDiff(identical=len(spans), total=len(spans), size=after.size)
     result = classify(spans, new_ranges(was, now))
@@ -135,9 +137,42 @@ def file_diff(old: RevisionView, new: RevisionView, path: str) -> TensorDiff | s
 
 
 _NOT_XET = (
-    "not stored in Xet (plain LFS or a git remote): only Xet's chunk lists say what two uploads "
-    "share without downloading them"
+    "not stored in Xet, nor held by the source (plain LFS on the Hub, an LFS pointer in git): "
+    "only Xet's chunk lists say what two uploads share without downloading them"
 )
+
+_NOT_DIGESTED = (
+    "its git blobs are compared only as a revision is polled against its parent (their tensor "
+    "digests are not stored)"
+)
+
+
+def _by_digests(old: RevisionView, new: RevisionView, path: str) -> TensorDiff | str:
+    """The tensor diff of a file whose two git blobs the tracker digested tensor by tensor:
+    exact: a tensor changed when its bytes did (a tensor the old file lacks, too), none
+    possibly."""
+    before, after = old.files[path], new.files[path]
+    sides = []
+    for blob_id in (before.blob_id, after.blob_id):
+        read = next((r for v in (new, old) if (r := v.digests(blob_id)) is not None), None)
+        if read is None:
+            # NOTE: a blob kept in git (no LFS id) is digested only while a revision is polled
+            return _NOT_XET if after.lfs_sha256 or before.lfs_sha256 else _NOT_DIGESTED
+        if read.status is not ReadStatus.STORED or read.data is None:
+            return read.error or str(read.status)
+        try:
+            sides.append(read_digests(read.data))
+        except UnsafeContent as exc:
+            return f"its tensor digests are malformed ({exc})"
+    was, now = sides
+    result = TensorDiff(total=len(now), size=after.size, identical_upload=False)
+    for name, (start, end, sha) in sorted(now.items(), key=lambda item: item[1][0]):
+        if name in was and was[name][2] == sha:
+            result.identical += 1
+        else:
+            result.changed.append(name)
+            result.new_bytes += end - start
+    return result
 
 
 def _unavailable(reasons: dict[str, str]) -> str:
@@ -154,8 +189,8 @@ def _reconstruction(views: Sequence[RevisionView], xet_hash: str) -> Reconstruct
     """A reconstruction the tracker fetched, from whichever view holds it."""
     read = next((r for v in views if (r := v.reconstruction(xet_hash)) is not None), None)
     if read is None:
-        # NOTE: fetched only as a revision is polled; a comparison of two stored revisions
-        # has none (the terms are not stored), and says so
+        # NOTE: fetched as a revision is polled, and kept in the store; one a request failed
+        # for, or a revision stored before terms were kept, has none
         return "its Xet reconstruction was not fetched"
     if read.status is not ReadStatus.STORED or read.data is None:
         return f"its Xet reconstruction could not be fetched ({read.error or read.status})"
@@ -174,6 +209,9 @@ def tensor_summary(paths: Sequence[str], result: TensorDiff) -> str:
     share = f"{100 * result.new_bytes / result.size:.1f}%" if result.size else "?"
     if result.total and len(result.changed) == result.total:
         return f"{where}: all {result.total} tensors changed ({share} of bytes new)."
+    if result.total and result.identical == result.total:
+        # new bytes outside every tensor: the header's metadata, padding
+        return f"{where}: all {result.total} tensors byte-identical; only the header changed."
     changed = _names(result.changed) if result.changed else "no tensor certainly"
     text = f"{where}: {changed} changed ({share} of bytes new)"
     if result.possibly:

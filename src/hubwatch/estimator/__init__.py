@@ -9,7 +9,7 @@ from __future__ import annotations
 from hubwatch.estimator.cards import Fit, Gpu, fit, fits, gpu, gpus
 from hubwatch.estimator.config import CannotEstimate, Reader
 from hubwatch.estimator.cost import Cost, training_cost
-from hubwatch.estimator.estimate import estimate, estimate_json
+from hubwatch.estimator.estimate import estimate, estimate_json, parse_headers
 from hubwatch.estimator.families import BUILTINS, Decoder
 from hubwatch.estimator.memory import Memory, kv_bytes_per_token, serving
 from hubwatch.estimator.params import ParamCount, count_params
@@ -18,7 +18,7 @@ from hubwatch.estimator.reconcile import Reconciliation, reconcile
 from hubwatch.estimator.registry import Builder, Built, Family, families, register, unregister
 from hubwatch.estimator.sizing import Job, Sizing, size
 from hubwatch.estimator.structure import Model
-from hubwatch.estimator.training import Run, lora_targets, training
+from hubwatch.estimator.training import Run, UnknownTarget, lora_targets, training
 from hubwatch.models.estimate import Estimate
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
     "Reconciliation",
     "Run",
     "Sizing",
+    "UnknownTarget",
     "count_params",
     "estimate",
     "estimate_json",
@@ -50,6 +51,7 @@ __all__ = [
     "gpus",
     "kv_bytes_per_token",
     "lora_targets",
+    "parse_headers",
     "read_model",
     "reconcile",
     "register",

@@ -64,6 +64,10 @@ class Fit:
     """0 when even two cards cannot hold batch 1."""
     split: str | None = None
     """For two cards: which units each holds."""
+    layers: tuple[int, int] | None = None
+    """For two cards: how many of the layers each holds (the cut)."""
+    need: int = 0
+    """Bytes at batch 1 on the fuller card (of the two, when split)."""
 
 
 def fit(memory: Memory, card: Gpu) -> Fit:
@@ -84,10 +88,16 @@ class _Sums:
             self.per.append(self.per[-1] + u.per_seq)
 
 
+def _need(fixed: int, per_seq: int) -> int:
+    """Bytes of batch 1 on one card holding units of these sizes."""
+    return sum(on_card(fixed, per_seq))
+
+
 def _fit(memory: Memory, card: Gpu, sums: _Sums) -> Fit:
     one = _max_batch(*on_card(sums.fixed[-1], sums.per[-1] + sums.extra), card.memory)
+    whole = _need(sums.fixed[-1], sums.per[-1] + sums.extra)
     if one >= 1:
-        return Fit(card.name, 1, one)
+        return Fit(card.name, 1, one, need=whole)
     units, fixed, per, extra = sums.units, sums.fixed, sums.per, sums.extra
     capacity, grow = card.memory - CUDA_CONTEXT, 1 + SLACK
 
@@ -114,14 +124,20 @@ def _fit(memory: Memory, card: Gpu, sums: _Sums) -> Fit:
             hi = mid
         else:
             lo = mid + 1
-    best, where = 0, None
+    best, cut = 0, 0
     for k in (lo - 1, lo):
         if 1 <= k < len(units) and (b := min(first(k), second(k))) > best:
-            best, where = (
-                b,
-                f"{units[0].name}..{units[k - 1].name} | {units[k].name}..{units[-1].name}",
-            )
-    return Fit(card.name, 2, best, where)
+            best, cut = b, k
+    if not cut:
+        return Fit(card.name, 2, 0, need=whole)
+    where = f"{units[0].name}..{units[cut - 1].name} | {units[cut].name}..{units[-1].name}"
+    layers = sum(1 for u in units[:cut] if u.name.startswith("layer "))
+    total = sum(1 for u in units if u.name.startswith("layer "))
+    need = max(
+        _need(fixed[cut], per[cut] + extra),
+        _need(fixed[-1] - fixed[cut], per[-1] - per[cut] + extra),
+    )
+    return Fit(card.name, 2, best, where, (layers, total - layers), need)
 
 
 def _max_batch(fixed: int, per_seq: int, capacity: int) -> int:

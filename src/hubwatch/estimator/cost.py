@@ -12,6 +12,8 @@ from hubwatch.estimator.params import ParamCount
 
 MFU = 0.4
 """Achieved fraction of peak FLOP/s assumed for a well-tuned training run."""
+PRICES_DATED = "list prices of 2026-12, docs/gpu-prices.md"
+"""Where the per-hour prices of `gpus.json` come from, as the cost line cites them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,21 +33,22 @@ def training_cost(
     memory: Memory,
     card: Gpu,
     *,
-    tokens: int,
+    samples: int,
+    tokens_per_sample: int = 2048,
     epochs: float = 1.0,
     gpus: int = 1,
-    seq_len: int = 2048,
     batch: int = 1,
 ) -> Cost:
-    """Time and price to train on `tokens` tokens for `epochs` on `gpus` cards of `card`."""
-    if tokens < 1 or epochs <= 0 or gpus < 1:
-        raise CannotEstimate("tokens, epochs and GPUs must be positive")
-    seen = tokens * epochs
+    """Time and price to train `epochs` over `samples` sequences of `tokens_per_sample` tokens
+    on `gpus` cards of `card`."""
+    if samples < 1 or tokens_per_sample < 1 or epochs <= 0 or gpus < 1:
+        raise CannotEstimate("samples, tokens per sample, epochs and GPUs must be positive")
+    seen = epochs * samples * tokens_per_sample
     # Forward 2N, backward 4N per token; a frozen base (LoRA) skips weight gradients: 4N.
     per_token = 6 if memory.workload == "full" else 4
     flops = per_token * params.active * seen
     compute_s = flops / (card.tflops * 1e12 * MFU * gpus)
-    steps = math.ceil(seen / (seq_len * batch * gpus))
+    steps = math.ceil(epochs * samples / (batch * gpus))
     # Each step reads every resident byte (weights, optimizer states) at least once.
     memory_s = (
         steps
@@ -60,9 +63,10 @@ def training_cost(
         flops=flops,
         bound="compute" if compute_s >= memory_s else "memory",
         assumptions={
-            "job": f"{tokens:,} tokens x {epochs:g} epoch(s), sequences of {seq_len}, "
-            f"batch {batch}",
-            "gpu": f"{gpus} x {card.name} at ${card.usd_per_hour:.2f}/h, {card.tflops:g} TFLOP/s",
+            "job": f"{epochs:g} epoch(s) x {samples:,} samples x {tokens_per_sample:,} tokens "
+            f"= {seen:,.0f} tokens, batch {batch}",
+            "gpu": f"{gpus} x {card.name} at ${card.usd_per_hour:.2f}/h ({PRICES_DATED}), "
+            f"{card.tflops:g} TFLOP/s",
             "utilisation": f"{MFU:.0%} of peak FLOP/s",
             "flops per token": f"{per_token} x active parameters ({params.active:,})",
         },

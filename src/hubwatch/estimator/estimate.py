@@ -7,10 +7,13 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from hubwatch.errors import UnsafeContent
+from hubwatch.estimator.checkpoint import COUNTED_FROM_HEADERS
 from hubwatch.estimator.config import CannotEstimate
 from hubwatch.estimator.memory import Memory, kv_bytes_per_token
 from hubwatch.estimator.reconcile import headers_only, reconcile
-from hubwatch.estimator.sizing import size
+from hubwatch.estimator.sizing import DEFAULT_JOB, size
+from hubwatch.estimator.structure import Model
+from hubwatch.estimator.table import as_json
 from hubwatch.estimator.training import Run
 from hubwatch.formats.json import loads_bounded
 from hubwatch.models.estimate import Estimate
@@ -27,6 +30,12 @@ def estimate_json(raw: bytes | str, headers: Mapping[str, bytes] | None = None) 
         config = loads_bounded(raw)
     except UnsafeContent as exc:  # not JSON, NaN, nesting or a number over its limit
         return failed(f"config.json: {exc}")
+    return estimate(config, parse_headers(headers))
+
+
+def parse_headers(headers: Mapping[str, bytes] | None) -> dict[str, Mapping[str, object]] | None:
+    """Safetensors headers by path, parsed within the JSON limits; GGUF and unreadable ones
+    left out; None when none is left."""
     parsed: dict[str, Mapping[str, object]] = {}
     for path, data in (headers or {}).items():
         try:
@@ -37,7 +46,7 @@ def estimate_json(raw: bytes | str, headers: Mapping[str, bytes] | None = None) 
         # this config's checkpoint (a quantization beside the weights, counted on its own).
         if isinstance(header, dict) and header.get("format") != GGUF_FORMAT:
             parsed[path] = header
-    return estimate(config, parsed or None)
+    return parsed or None
 
 
 def estimate(config: object, headers: Mapping[str, Mapping[str, object]] | None = None) -> Estimate:
@@ -56,14 +65,18 @@ def estimate(config: object, headers: Mapping[str, Mapping[str, object]] | None 
         return failed(f"unreadable config ({type(exc).__name__}: {str(exc)[:120]})")
 
 
-def retrained(raw: bytes | str, run: Run) -> dict[str, Any]:
-    """Training memory and largest batches of the config in `raw` under `run`'s settings (its
-    method aside: full, LoRA and QLoRA all); CannotEstimate when the config or a setting is bad."""
+def retrained(
+    raw: bytes | str, run: Run, headers: Mapping[str, bytes] | None = None
+) -> dict[str, Any]:
+    """Training memory, largest batches and the table (serving at its defaults) of the config in
+    `raw` under `run`'s settings (its method aside: full, LoRA and QLoRA all), a custom-code
+    model's from its raw safetensors `headers`; CannotEstimate when the config or a setting is
+    bad."""
     try:
         config = loads_bounded(raw)
     except UnsafeContent as exc:
         raise CannotEstimate(f"config.json: {exc}") from None
-    sized = size(config, run=run)
+    sized = size(config, run=run, job=DEFAULT_JOB, headers=parse_headers(headers))
     return {
         "training": {m.workload: _memory(m) for m in sized.memory[1:]},
         "max_batch": {
@@ -73,6 +86,7 @@ def retrained(raw: bytes | str, run: Run) -> dict[str, Any]:
             }
             for m in sized.memory[1:]
         },
+        "table": as_json(sized.table) if sized.table else {},
     }
 
 
@@ -81,7 +95,7 @@ def _memory(m: Memory) -> dict[str, Any]:
 
 
 def _estimate(config: object, headers: Mapping[str, Mapping[str, object]] | None) -> Estimate:
-    sized = size(config)
+    sized = size(config, headers=headers, job=DEFAULT_JOB)
     model, params = sized.model, sized.params
     serve, *trains = sized.memory
     max_batch = {
@@ -89,7 +103,9 @@ def _estimate(config: object, headers: Mapping[str, Mapping[str, object]] | None
         for name, row in sized.max_batch.items()
     }
     checked = None
-    if headers:
+    if model.notes and model.notes[0].startswith(COUNTED_FROM_HEADERS):
+        checked = asdict(headers_only(headers or {}, "custom code: counted from the headers"))
+    elif headers:
         checked = asdict(reconcile(model, params, headers))
     return Estimate(
         ok=True,
@@ -104,4 +120,21 @@ def _estimate(config: object, headers: Mapping[str, Mapping[str, object]] | None
         training={m.workload: _memory(m) for m in trains},
         max_batch=max_batch,
         reconciliation=checked,
+        computes=_computes(model),
+        table=as_json(sized.table) if sized.table else {},
     )
+
+
+def _computes(model: Model) -> dict[str, Any]:
+    c = model.computes
+    if c is None:
+        return {}
+    return {
+        "head": c.head.value,
+        "attention": c.attention.value,
+        "cache": c.cache,
+        "logits": c.logits,
+        "borrowed": sum(p.numel for p in c.borrowed),
+        "weights_only": {p.module: p.numel for p in c.weights_only},
+        "told": list(c.told),
+    }

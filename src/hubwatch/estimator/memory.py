@@ -113,10 +113,23 @@ def kv_elems(layer: Layer, context: int) -> int:
 
 def kv_bytes_per_token(model: Model, kv_dtype: str = "bf16") -> int:
     """Bytes one more token of context adds to the cache, before sliding windows fill."""
-    if not model.generates:
+    if not model.caches:
         return 0
     per = _dtype(kv_dtype)
     return math.ceil(sum(layer.kv_elems_per_token for layer in model.text.layers) * per)
+
+
+SERVING_CONTEXT = 4096
+"""Tokens per sequence serving is sized at unless told: a chat turn with its history, not the
+longest context a config declares (131,072 tokens would be 6.4 GB of cache for a 1B model)."""
+
+
+def serving_context(model: Model, context: int | None) -> tuple[int, str]:
+    """The context serving is sized at, and how it was chosen, in words."""
+    if context is not None:
+        return context, f"{context:,} per sequence (the model's maximum: {model.context:,})"
+    chosen = min(SERVING_CONTEXT, model.context) if model.context > 0 else SERVING_CONTEXT
+    return chosen, f"{chosen:,} per sequence, the default (the model's maximum: {model.context:,})"
 
 
 def serving(
@@ -127,39 +140,52 @@ def serving(
     batch: int = 1,
     kv_dtype: str = "bf16",
 ) -> Memory:
-    """Weights at `dtype` plus the KV cache for `batch` sequences of `context` tokens."""
-    context = model.context if context is None else context
+    """Weights at `dtype` plus the KV cache for `batch` sequences of `context` tokens (4,096,
+    or the model's maximum when shorter, unless told)."""
+    context, told = serving_context(model, context)
     kv_per = _dtype(kv_dtype)
+    computes = model.computes
+    borrowed = computes.borrowed if computes else ()
     units: list[Unit] = []
     text = model.text
     for tower in model.towers:
         if tower is text:
             continue
         units.append(Unit(tower.name, math.ceil(_weight_bytes(tower.all_params(), dtype)), 0))
-    units.append(Unit("embeddings", math.ceil(_weight_bytes(text.before, dtype)), 0))
+    lent = {p.kind: math.ceil(_weight_bytes([p], dtype)) for p in borrowed}
+    units.append(
+        Unit(
+            "embeddings", math.ceil(_weight_bytes(text.before, dtype)) + lent.get("embedding", 0), 0
+        )
+    )
     seen: dict[int, tuple[int, int]] = {}  # layers alike share one Layer: count it once
     for i, layer in enumerate(text.layers):
         if id(layer) not in seen:
-            kv = math.ceil(kv_elems(layer, context) * kv_per) if model.generates else 0
+            kv = math.ceil(kv_elems(layer, context) * kv_per) if model.caches else 0
             seen[id(layer)] = (math.ceil(_weight_bytes(layer.params, dtype)), kv)
         units.append(Unit(f"layer {i}", *seen[id(layer)]))
-    units.append(Unit("head", math.ceil(_weight_bytes(text.after, dtype)), 0))
-    weights = sum(u.fixed for u in units)
+    head = math.ceil(_weight_bytes(model.resident_after, dtype)) + lent.get("head", 0)
+    units.append(Unit("head", head, 0))
+    weights = sum(u.fixed for u in units) - sum(lent.values())
     kv_total = batch * sum(u.per_seq for u in units)
-    cache = "none (encoder: nothing cached per token)" if not model.generates else kv_dtype
-    latent = any(layer.kv is KvKind.LATENT for layer in text.layers)
     assumptions: dict[str, str | int | bool] = {
         "weights dtype": dtype
         + (" (embeddings, head and norms kept in bf16)" if dtype not in ("bf16", "fp16") else ""),
-        "kv cache dtype": cache,
+        "kv cache dtype": kv_dtype if model.caches else "none (nothing cached per token)",
         "context tokens": context,
+        "context": told,
         "batch": batch,
         "overhead": OVERHEAD_TOLD,
     }
-    if latent:
+    if computes is not None:
+        assumptions["computes"] = "; ".join(computes.told)
+    if any(layer.kv is KvKind.LATENT for layer in text.layers):
         assumptions["kv layout"] = "MLA latent (kv_lora_rank + rope dims per layer), as vLLM/SGLang"
     if any(layer.kv is KvKind.SLIDING for layer in text.layers):
         assumptions["sliding window"] = "sliding layers keep only their window"
-    extra = overhead(weights + kv_total)
-    parts = {"weights": weights, "kv_cache": kv_total, "overhead": extra}
+    parts = {"weights": weights, "kv_cache": kv_total}
+    if lent:
+        parts["borrowed_weights"] = sum(lent.values())
+    extra = overhead(sum(parts.values()))
+    parts["overhead"] = extra
     return Memory("serving", sum(parts.values()), parts, assumptions, tuple(units), 0, extra)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from hubwatch.estimator.params import ParamCount
@@ -82,14 +82,16 @@ def headers_only(headers: Mapping[str, Mapping[str, object]], why: str) -> Recon
     )
 
 
-def _scan(
+def tensors(headers: Mapping[str, Mapping[str, object]]) -> tuple[int, dict[str, int]]:
+    """(parameters stored, parameters per tensor name) of the headers, side tensors left out."""
+    stored, _by_dtype, _quantized, names = _scan(headers)
+    return stored, names
+
+
+def _entries(
     headers: Mapping[str, Mapping[str, object]],
-) -> tuple[int, dict[str, int], bool, dict[str, int]]:
-    """(stored parameters, scalars per dtype, quantised?, parameters per tensor name)."""
-    by_dtype: dict[str, int] = defaultdict(int)
-    stored = 0
-    quantized = False
-    names: dict[str, int] = {}
+) -> Iterator[tuple[Mapping[str, object], str, str, tuple[int, ...]]]:
+    """(header, tensor name, dtype, shape) of every tensor whose shape is a shape."""
     for header in headers.values():
         for name, info in header.items():
             if name == "__metadata__" or not isinstance(info, Mapping):
@@ -105,19 +107,49 @@ def _scan(
                 )
             ):
                 continue
-            numel = math.prod(shape)
-            by_dtype[dtype] += numel
-            if _AUX.search(name):
-                quantized = True
-                continue
-            if _PACKED.search(name) and dtype in _BITS:
-                quantized = True
-                numel *= _BITS[dtype] // 4
-            elif dtype == "U8" and name.endswith(".weight") and _has_quant_state(header, name):
-                quantized = True
-                numel *= 2  # bitsandbytes 4-bit: two values per byte
-            names[name] = numel
-            stored += numel
+            yield header, name, dtype, tuple(shape)
+
+
+def _unpacked(header: Mapping[str, object], name: str, dtype: str, numel: int) -> int | None:
+    """Parameters a stored tensor holds (packed low-bit values unpacked); None for a
+    quantisation side tensor."""
+    if _AUX.search(name):
+        return None
+    if _PACKED.search(name) and dtype in _BITS:
+        return numel * (_BITS[dtype] // 4)
+    if dtype == "U8" and name.endswith(".weight") and _has_quant_state(header, name):
+        return numel * 2  # bitsandbytes 4-bit: two values per byte
+    return numel
+
+
+def stored_tensors(headers: Mapping[str, Mapping[str, object]]) -> dict[str, tuple[int, ...]]:
+    """The shape of every parameter tensor the headers hold (quantisation side tensors and
+    packed low-bit tensors left out: their shapes are not the layer's)."""
+    return {
+        name: shape
+        for header, name, dtype, shape in _entries(headers)
+        if _unpacked(header, name, dtype, 1) == 1
+    }
+
+
+def _scan(
+    headers: Mapping[str, Mapping[str, object]],
+) -> tuple[int, dict[str, int], bool, dict[str, int]]:
+    """(stored parameters, scalars per dtype, quantised?, parameters per tensor name)."""
+    by_dtype: dict[str, int] = defaultdict(int)
+    stored = 0
+    quantized = False
+    names: dict[str, int] = {}
+    for header, name, dtype, shape in _entries(headers):
+        numel = math.prod(shape)
+        by_dtype[dtype] += numel
+        count = _unpacked(header, name, dtype, numel)
+        if count != numel:
+            quantized = True
+        if count is None:
+            continue
+        names[name] = count
+        stored += count
     return stored, dict(by_dtype), quantized, names
 
 
@@ -166,6 +198,12 @@ def _explain(model: Model, names: dict[str, int], difference: int) -> list[str]:
             "config, absent in the files"
         )
         left += lm
+    found = model.computes.weights_only if model.computes else ()
+    if found and left > 0:
+        n = sum(p.numel for p in found)
+        shown = ", ".join(p.module for p in found[:4])
+        out.append(f"a head the config does not name ({shown}): {n:,}, counted in memory")
+        left -= n
     if left > 0:
         out.append(f"{left:,} more parameters stored than derived: extra heads or projections")
     elif left < 0:

@@ -2,26 +2,34 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 
 from hubwatch.estimator.cards import Fit, fits, gpu
 from hubwatch.estimator.cost import Cost, training_cost
 from hubwatch.estimator.memory import Memory, serving
 from hubwatch.estimator.params import ParamCount, count_params
 from hubwatch.estimator.reading import read_model
+from hubwatch.estimator.reconcile import tensors
+from hubwatch.estimator.semantics import weights_only
 from hubwatch.estimator.structure import Model
+from hubwatch.estimator.table import Table, table
 from hubwatch.estimator.training import Run, training
 from hubwatch.models.estimate import TRAIN_SEQ_LEN
 
 
 @dataclass(frozen=True, slots=True)
 class Job:
-    """A training job to price: how many tokens, how many epochs, on which card."""
+    """A training job to price: epochs over samples of the training sequence length."""
 
-    tokens: int
+    samples: int
     epochs: float = 1.0
     gpu: str = "H100-80GB"
     """A name from the GPU table (`gpus()`), case-insensitive."""
+
+
+DEFAULT_JOB = Job(10_000)
+"""What the stored table prices: one epoch over 10,000 samples, on an H100."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,8 +42,15 @@ class Sizing:
     """Serving, then full, LoRA and QLoRA training."""
     max_batch: dict[str, list[Fit]]
     """Workload -> the largest batch on every card of the table."""
-    cost: Cost | None = None
-    """Time and price of the job as a full fine-tune, when a job was given."""
+    costs: dict[str, Cost] = field(default_factory=dict)
+    """Training method -> time and price of the job, when a job was given."""
+    table: Table | None = None
+    """Rows = workloads, columns = cards, with verdicts."""
+
+    @property
+    def cost(self) -> Cost | None:
+        """The job as a full fine-tune."""
+        return self.costs.get("full")
 
 
 def size(
@@ -49,13 +64,19 @@ def size(
     lora_rank: int = 16,
     job: Job | None = None,
     run: Run | None = None,
+    headers: Mapping[str, Mapping[str, object]] | None = None,
 ) -> Sizing:
-    """Serving memory (weights at `dtype`, `batch` sequences of `context` tokens, the model's
-    own by default) and training memory (`batch` sequences of `seq_len`, or the settings of
-    `run` whatever its method) with the largest batch on every card, and the cost of `job`;
-    CannotEstimate when the config or a setting is bad."""
-    model = read_model(config)
+    """Serving memory (weights at `dtype`, `batch` sequences of `context` tokens, 4,096 by
+    default) and training memory (`batch` sequences of `seq_len`, or the settings of `run`
+    whatever its method) with the largest batch and verdict on every card, and the cost of
+    `job`; heads only the safetensors `headers` hold are counted in memory, and they count a
+    custom-code model no family counts. CannotEstimate when
+    the config or a setting is bad."""
+    model = read_model(config, headers)
     params = count_params(model)
+    if headers:
+        stored, names = tensors(headers)
+        model = weights_only(model, names, stored - params.total)
     base = run or Run(
         seq_len=seq_len,
         batch=batch,
@@ -66,17 +87,20 @@ def size(
         training(model, replace(base, method=method)) for method in ("full", "lora", "qlora")
     )
     max_batch = {m.workload: fits(m) for m in memory}
-    cost = None
+    costs: dict[str, Cost] = {}
     if job is not None:
-        # Weights, gradients and optimizer states of a full fine-tune: what the time rests on.
-        full = training(model, replace(base, method="full"))
-        cost = training_cost(
-            params,
-            full,
-            gpu(job.gpu),
-            tokens=job.tokens,
-            epochs=job.epochs,
-            seq_len=base.seq_len,
-            batch=base.batch,
-        )
-    return Sizing(model, params, memory, max_batch, cost)
+        card = gpu(job.gpu)
+        for m in memory[1:]:
+            seq = min(base.seq_len, model.context) if model.context > 0 else base.seq_len
+            costs[m.workload] = training_cost(
+                params,
+                m,
+                card,
+                samples=job.samples,
+                tokens_per_sample=seq,
+                epochs=job.epochs,
+                batch=base.batch,
+            )
+    told = model.computes.told if model.computes else ()
+    grid = table(memory, max_batch, model_context=model.context, computes=told, costs=costs)
+    return Sizing(model, params, memory, max_batch, costs, grid)

@@ -112,6 +112,49 @@ class Tower:
         return out
 
 
+LM_HEADS = frozenset({"lm_head", "embed_out", "output"})
+"""Module names of a decoder's LM head across the families (`lm_head`, GPT-NeoX's `embed_out`)."""
+
+
+class HeadKind(StrEnum):
+    """What the model computes at its end, which decides the logits term."""
+
+    LM = "lm"
+    """A language-model head: logits over the vocabulary for every token."""
+    NONE = "none"
+    """No head (an embedding model, `…Model`): hidden states, no logits."""
+    CLASSIFICATION = "classification"
+    """A score over a few labels (`…ForSequenceClassification`, reward models)."""
+    PROJECTION = "projection"
+    """Projections into an embedding space (CLIP, SigLIP, a head found only in the weights)."""
+
+
+class AttentionKind(StrEnum):
+    """Whether a token sees only the ones before it (and so can be decoded with a cache)."""
+
+    CAUSAL = "causal"
+    BIDIRECTIONAL = "bidirectional"
+
+
+@dataclass(frozen=True, slots=True)
+class Computes:
+    """What the model computes, which decides its memory terms, and why, in words."""
+
+    head: HeadKind
+    attention: AttentionKind
+    cache: bool
+    """Whether serving keeps a KV cache: causal attention and an LM head that decodes."""
+    logits: int
+    """Width of the output the loss sees per token (vocabulary, labels; 0 without a head)."""
+    borrowed: tuple[Param, ...] = ()
+    """Frozen weights resident on the card but not in this checkpoint (a drafter's target
+    embeddings and head): never counted as parameters, never trained."""
+    weights_only: tuple[Param, ...] = ()
+    """Heads the safetensors headers hold that the config's structure does not name."""
+    told: tuple[str, ...] = ()
+    """Each choice in words ("no LM head: no logits term", …)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Model:
     """A model the estimator could read: its family, its towers, and what it assumed."""
@@ -127,6 +170,30 @@ class Model:
     """False when the architecture is unknown and the counts are a generic guess."""
     notes: tuple[str, ...] = field(default_factory=tuple)
     """What was assumed, in words (defaults taken, nested configs read, shared weights)."""
+    computes: Computes | None = None
+    """Head, attention and borrowed modules (`estimator.semantics`); None: an LM head, causal
+    when `generates`, nothing borrowed."""
+
+    @property
+    def caches(self) -> bool:
+        """Whether serving keeps a KV cache."""
+        return self.generates if self.computes is None else self.computes.cache
+
+    @property
+    def resident_after(self) -> tuple[Param, ...]:
+        """What follows the text tower's layers on the card: its final norm and head (no LM
+        head when the model computes none), and any head only the weights hold."""
+        after = self.text.after
+        if self.computes is None:
+            return after
+        if self.computes.head is not HeadKind.LM:
+            after = tuple(p for p in after if p.module not in LM_HEADS)
+        return after + self.computes.weights_only
+
+    @property
+    def logits(self) -> int:
+        """Width of the per-token output the training loss sees."""
+        return self.text.vocab if self.computes is None else self.computes.logits
 
     @property
     def text(self) -> Tower:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from hubwatch.estimator.config import CannotEstimate
@@ -60,6 +60,37 @@ def lora_targets(spec: str | Iterable[str] | None) -> frozenset[str] | None:
     return frozenset(out)
 
 
+class UnknownTarget(CannotEstimate, ValueError):
+    """A LoRA target names no linear module the model has; the message lists the ones it has."""
+
+
+def check_targets(model: Model, targets: frozenset[str] | None) -> None:
+    """UnknownTarget unless every target (a short name, or a module name) is a linear module
+    LoRA can adapt in `model`: a name it lacks would add no adapter, silently."""
+    if targets is None:
+        return
+    have = {
+        p.module.rsplit(".", 1)[-1]
+        for tower in model.towers
+        for p in tower.all_params()
+        if _lora_target(p, None)
+    }
+    # NOTE: `lora_targets` expanded each short name into every family's spelling of it: a
+    # short name is known when any of its spellings is, a module name when it is itself.
+    short = {k: v for k, v in TARGET_ALIASES.items() if v <= targets}
+    spelled = set().union(*short.values()) if short else set()
+    missing = sorted(k for k, v in short.items() if not v & have)
+    missing += sorted(n for n in targets - spelled if n not in have)
+    if missing:
+        known = sorted(k for k, v in TARGET_ALIASES.items() if v & have)
+        raise UnknownTarget(
+            f"LoRA targets: {', '.join(repr(n) for n in missing)} "
+            f"{'is not a linear module' if len(missing) == 1 else 'are not linear modules'} of "
+            f"{model.family}; its modules are {', '.join(sorted(have)) or 'none'}"
+            + (f" (short names: {', '.join(known)})" if known else "")
+        )
+
+
 def _lora_target(p: Param, targets: frozenset[str] | None) -> bool:
     if not p.is_linear or p.kind in ("head", "router", "experts", "embedding", "conv"):
         return False
@@ -107,6 +138,8 @@ class _Resident:
         """Gradients and optimizer states (of the adapters, for LoRA and QLoRA)."""
         self.adapters = 0
         """LoRA adapter parameters."""
+        self.borrowed = 0
+        """Frozen weights not in the checkpoint (a drafter's target embeddings and head)."""
 
     def _base(self, p: Param) -> float:
         """Bytes per frozen base parameter under LoRA or QLoRA."""
@@ -125,6 +158,15 @@ class _Resident:
             self.weights += (self.weights - before[0]) * (times - 1)
             self.states += (self.states - before[1]) * (times - 1)
             self.adapters += (self.adapters - before[2]) * (times - 1)
+        return total
+
+    def frozen(self, params: tuple[Param, ...]) -> int:
+        """Bytes of borrowed weights: resident, never trained, whatever the method."""
+        total = 0
+        for p in params:
+            base = self.weight if self.run.method == "full" else self._base(p)
+            total += math.ceil(base * p.numel)
+        self.borrowed += total
         return total
 
     def _count(self, params: tuple[Param, ...]) -> int:
@@ -153,6 +195,11 @@ def training(model: Model, run: Run | None = None, **settings: object) -> Memory
     run = run or Run(**settings)  # type: ignore[arg-type]
     if run.seq_len < 1 or run.batch < 1 or run.lora_rank < 1:
         raise CannotEstimate("sequence length, batch and LoRA rank must be at least 1")
+    check_targets(model, run.lora_targets)
+    asked = run.seq_len
+    if 0 < model.context < run.seq_len:
+        # NOTE: a sequence longer than the model's context is never trained on: capped, said so
+        run = replace(run, seq_len=model.context)
     resident = _Resident(run)
     units, largest, kept = _training_units(model, run, resident)
     extra = largest if run.gradient_checkpointing else 0
@@ -162,6 +209,8 @@ def training(model: Model, run: Run | None = None, **settings: object) -> Memory
         "activations": run.batch * (kept + extra),
         "logits_and_loss": run.batch * units[-1].per_seq,  # the head unit holds the logits
     }
+    if resident.borrowed:
+        parts["borrowed_weights"] = resident.borrowed
     if run.method == "qlora":
         distinct = {id(layer.params): layer.params for layer in model.text.layers}
         parts["dequantised_layer"] = max(
@@ -173,6 +222,14 @@ def training(model: Model, run: Run | None = None, **settings: object) -> Memory
     # under a fixed 1 GiB); the CUDA context is the same for any model.
     parts["overhead"] = overhead(sum(parts.values()))
     assumptions = _training_assumptions(run, resident.adapters)
+    if asked != run.seq_len:
+        assumptions["sequence length"] = (
+            f"{run.seq_len} (asked {asked}, capped at the model's context of {model.context:,})"
+        )
+    if model.computes is not None:
+        assumptions["computes"] = "; ".join(model.computes.told)
+        if not model.logits:
+            assumptions["logits"] = "none: no LM head, no logits term"
     total = sum(parts.values())
     return Memory(run.method, total, parts, assumptions, tuple(units), extra, parts["overhead"])
 
@@ -182,12 +239,15 @@ def _training_units(model: Model, run: Run, resident: _Resident) -> tuple[list[U
     the activations all layers keep."""
     text = model.text
     tokens = run.seq_len
+    computes = model.computes
+    borrowed = computes.borrowed if computes else ()
     units = [
         Unit(t.name, resident.fixed(tuple(t.all_params())), 0)
         for t in model.towers
         if t is not text
     ]
-    units.append(Unit("embeddings", resident.fixed(text.before), 0))
+    lent = tuple(p for p in borrowed if p.kind == "embedding")
+    units.append(Unit("embeddings", resident.fixed(text.before) + resident.frozen(lent), 0))
     # NOTE: layers alike are one Layer object: count each once, times its repeats.
     repeats = Counter(id(layer) for layer in text.layers)
     per_layer: dict[int, tuple[int, int]] = {}
@@ -201,8 +261,10 @@ def _training_units(model: Model, run: Run, resident: _Resident) -> tuple[list[U
         per_layer[id(layer)] = (resident.fixed(layer.params, repeats[id(layer)]), kept)
         total += kept * repeats[id(layer)]
     units += [Unit(f"layer {i}", *per_layer[id(layer)]) for i, layer in enumerate(text.layers)]
-    logits = 10 * tokens * text.vocab  # bf16 logits, their fp32 upcast, fp32 gradient
-    units.append(Unit("head", resident.fixed(text.after), logits))
+    logits = 10 * tokens * model.logits  # bf16 logits, their fp32 upcast, fp32 gradient
+    heads = tuple(p for p in borrowed if p.kind != "embedding")
+    head = resident.fixed(model.resident_after) + resident.frozen(heads)
+    units.append(Unit("head", head, logits))
     return units, largest, total
 
 

@@ -22,6 +22,8 @@ from hubwatch.models.gguf import GGUFHeader, GGUFModel, group_models, is_gguf
 
 BlobLoader = Callable[[ContentSha], bytes]
 """Loads stored bytes by their sha256 (`Store.blob`)."""
+TermsLoader = Callable[[str], bytes | None]
+"""Loads the kept Xet terms of a file by its Xet hash (`Store.xet_terms`), None if not kept."""
 
 _MISSING = object()
 
@@ -35,8 +37,10 @@ class RevisionView:
     __slots__ = (
         "_cache",
         "_contents",
+        "_digests",
         "_headers",
         "_reconstructions",
+        "_terms",
         "_load",
         "card",
         "estimate",
@@ -56,9 +60,13 @@ class RevisionView:
         estimate: Estimate | None = None,
         memo: Memo | None = None,
         reconstructions: Mapping[str, ReadResult] | None = None,
+        digests: Mapping[str, ReadResult] | None = None,
+        terms: TermsLoader | None = None,
     ) -> None:
         self.files: dict[str, FileEntry] = {entry.path: entry for entry in files}
         self._reconstructions = dict(reconstructions or {})
+        self._digests = dict(digests or {})
+        self._terms = terms
         self.estimate = estimate
         """The estimator's stored result for this revision; None without a config."""
         self.card: Mapping[str, object] = card or {}
@@ -91,6 +99,7 @@ class RevisionView:
             snapshot.estimate,
             memo,
             snapshot.reconstructions,
+            snapshot.digests,
         )
 
     @classmethod
@@ -102,8 +111,10 @@ class RevisionView:
         sha: str | None = None,
         estimate: Estimate | None = None,
         memo: Memo | None = None,
+        terms: TermsLoader | None = None,
     ) -> RevisionView:
-        """A view of a stored revision, reading contents lazily through `load`."""
+        """A view of a stored revision, reading contents lazily through `load` (and the kept
+        Xet terms of its weight files through `terms`)."""
         entries, contents, headers = [], {}, {}
         for f in files:
             entries.append(FileEntry(f.path, f.size, f.blob_id, f.lfs_sha256, xet_hash=f.xet_hash))
@@ -115,7 +126,7 @@ class RevisionView:
                 headers[f.path] = ReadResult(
                     f.header_status, sha256=f.header_sha256, error=f.header_error
                 )
-        return cls(entries, contents, headers, card, load, sha, estimate, memo)
+        return cls(entries, contents, headers, card, load, sha, estimate, memo, terms=terms)
 
     def as_stored(
         self, card: Mapping[str, object] | None, estimate: Estimate | None
@@ -137,6 +148,7 @@ class RevisionView:
             estimate,
             self.memo,
             self._reconstructions,
+            self._digests,
         )
         view._cache = self._cache
         return view
@@ -155,8 +167,22 @@ class RevisionView:
 
     def reconstruction(self, xet_hash: str) -> ReadResult | None:
         """The CAS server's reconstruction of a Xet file (its terms' JSON), when the tracker
-        asked for it (a weight file that changed); None otherwise."""
-        return self._reconstructions.get(xet_hash)
+        asked for it (a weight file that changed) or the store kept it; None otherwise."""
+        found = self._reconstructions.get(xet_hash)
+        if found is None and self._terms is not None and ("terms", xet_hash) not in self._cache:
+            self._cache["terms", xet_hash] = None  # asked once per view, found or not
+            try:
+                kept = self._terms(xet_hash)
+            except Exception:  # a store that cannot answer: no terms, not a failed diff
+                kept = None
+            if kept is not None:
+                found = self._reconstructions[xet_hash] = ReadResult(ReadStatus.STORED, data=kept)
+        return found
+
+    def digests(self, blob_id: str) -> ReadResult | None:
+        """The sha256 of each tensor of a weight file's git blob (`formats.tensorbytes`), when
+        the tracker read it whole (a weight file without Xet that changed); None otherwise."""
+        return self._digests.get(blob_id)
 
     def header_status(self, path: str) -> ReadStatus | None:
         result = self._headers.get(path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -62,6 +63,17 @@ def parse_reconstruction(raw: bytes) -> Reconstruction:
             raise UnsafeContent("a reconstruction term with an empty chunk range")
         read.append(Term(xorb, start, end, int(length or 0)))
     return Reconstruction(int(offset), tuple(read))
+
+
+def terms_json(found: Reconstruction) -> bytes:
+    """`found` as the least `/v2/reconstructions` answer `parse_reconstruction` reads back:
+    the offset and the terms, none of the answer's fetch URLs (signed, and short-lived)."""
+    terms = [
+        {"hash": t.xorb, "range": {"start": t.start, "end": t.end}, "unpacked_length": t.length}
+        for t in found.terms
+    ]
+    body = {"offset_into_first_range": found.offset, "terms": terms}
+    return json.dumps(body, separators=(",", ":")).encode()
 
 
 def _count(value: object) -> bool:

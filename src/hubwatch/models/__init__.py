@@ -33,6 +33,7 @@ from hubwatch.models.repo import (
     READABLE_STATES,
     EventKind,
     RepoEvent,
+    RepoIdentity,
     RepoRef,
     RepoState,
     RepoStatus,
@@ -59,6 +60,7 @@ from hubwatch.models.subscription import (
     StoredEvent,
     Subscription,
 )
+from hubwatch.models.timeline import ChangeFilter, TimelinePage, TrendPoint
 
 __all__ = [
     "FOLLOW_HEAD",
@@ -70,6 +72,7 @@ __all__ = [
     "AdvisoryReport",
     "AdvisoryStatus",
     "Change",
+    "ChangeFilter",
     "Claim",
     "CommitInfo",
     "CommitSha",
@@ -91,6 +94,7 @@ __all__ = [
     "ReadResult",
     "ReadStatus",
     "RepoEvent",
+    "RepoIdentity",
     "RepoRef",
     "RepoState",
     "RepoStatus",
@@ -106,6 +110,8 @@ __all__ = [
     "RevisionStored",
     "StoredRevision",
     "Subscription",
+    "TimelinePage",
+    "TrendPoint",
     "TrackedRepo",
     "redact_text",
     "redact_url",

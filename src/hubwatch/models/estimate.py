@@ -27,7 +27,8 @@ class Estimate:
     context: int = 0
     kv_bytes_per_token: int = 0
     serving: dict[str, Any] = field(default_factory=dict)
-    """bf16 weights + KV cache for one sequence at the full context: total, parts, assumptions."""
+    """bf16 weights + KV cache for one sequence of 4,096 tokens (the model's context when
+    shorter; the full context in estimates stored before): total, parts, assumptions."""
     training: dict[str, dict[str, Any]] = field(default_factory=dict)
     """full, lora, qlora at TRAIN_SEQ_LEN, batch 1, no gradient checkpointing."""
     max_batch: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
@@ -37,6 +38,14 @@ class Estimate:
     """GGUF model name -> its estimate (`estimator.gguf.estimate_model`): quantization, exact
     parameters, weights at their real bits per weight, KV cache, cards that fit. Empty without
     GGUF files (and in estimates stored before GGUF was read)."""
+
+    computes: dict[str, Any] = field(default_factory=dict)
+    """head, attention, cache, logits and the choices in words (`told`); empty in estimates
+    stored before the estimator decided them."""
+    table: dict[str, Any] = field(default_factory=dict)
+    """The reservation table (`estimator.table.as_json`): rows = workloads, columns = cards,
+    each cell the GB, largest batch and verdict; the serving context, conservative-peak factor,
+    headroom and priced job with where they come from. Empty in estimates stored before."""
 
     def to_json(self) -> dict[str, Any]:
         """The fields as plain data, copied (what `dataclasses.asdict` gives, without its

@@ -70,6 +70,26 @@ def validate_repo_id(repo_id: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class RepoIdentity:
+    """Who is behind a name: the Hub's own ids of a repo, which a rename keeps and a repo
+    deleted and created again under the same name does not (docs/identity.md)."""
+
+    object_id: str | None = None
+    """The Hub's object id of the repo (`_id` in its model info): fixed for the repo's life."""
+    created_at: datetime | None = None
+    """When the Hub created the repo (`createdAt`)."""
+
+    def differs(self, other: RepoIdentity) -> list[str]:
+        """The fields both know and that differ (`object id`, `creation time`)."""
+        found = []
+        if self.object_id and other.object_id and self.object_id != other.object_id:
+            found.append("object id")
+        if self.created_at and other.created_at and self.created_at != other.created_at:
+            found.append("creation time")
+        return found
+
+
+@dataclass(frozen=True, slots=True)
 class RepoStatus:
     """What a source says about a repo as a whole right now."""
 
@@ -80,6 +100,8 @@ class RepoStatus:
     gated: bool = False
     disabled: bool = False
     private: bool = False
+    identity: RepoIdentity | None = None
+    """The Hub's ids of the repo answering; None where the source has none (git)."""
 
 
 class EventKind(StrEnum):
@@ -91,6 +113,14 @@ class EventKind(StrEnum):
     REPO_DISABLED = "repo_disabled"
     REPO_DELETED = "repo_deleted"
     REPO_RENAMED = "repo_renamed"
+    REPO_IDENTITY_CHANGED = "repo_identity_changed"
+    """Another repo answers under the tracked name (deleted and created again, or the name
+    taken by someone else): its object id or creation time differs from the stored one."""
+    REPO_UNAVAILABLE = "repo_unavailable"
+    """The Hub answers as for a missing repo: deleted, or private to a token without access;
+    the Hub answers both alike, so which is not known."""
+    HUB_EVENT = "hub_event"
+    """A Hub webhook of a scope that needs no poll (a discussion), recorded; not a change."""
     POLL_FAILED = "poll_failed"
     REPO_RESTORED = "repo_restored"
     REPO_DEGRADED = "repo_degraded"
@@ -116,6 +146,10 @@ class RepoState(StrEnum):
     GATED = "gated"
     DISABLED = "disabled"
     DELETED = "deleted"
+    UNAVAILABLE = "unavailable"
+    """The Hub answers as for a missing repo (401 to an anonymous caller, 404 RepoNotFound to a
+    token): deleted, or turned private to this token; polls go on, and the first the Hub
+    answers makes it readable again."""
     DEGRADED = "degraded"
     """Its polls keep failing (`HUBWATCH_DEGRADED_AFTER` in a row); they go on, and the first
     that succeeds makes it active again."""
@@ -142,3 +176,7 @@ class TrackedRepo:
     renamed_to: str | None = None
     failures: int = 0
     """How many polls in a row failed; 0 once one succeeds."""
+    identity: RepoIdentity | None = None
+    """The Hub's ids of the repo as first seen (or as last accepted); None: not known yet."""
+    former_ids: tuple[str, ...] = ()
+    """The names it was tracked under before renames it followed, oldest first."""

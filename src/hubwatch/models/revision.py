@@ -100,6 +100,10 @@ class Snapshot:
     reconstructions: dict[str, ReadResult] = field(default_factory=dict)
     """Xet reconstruction answers (the terms' JSON) by Xet file hash: of each weight file that
     changed against `base`, before and after; what the tensor diff reads. Not stored."""
+    digests: dict[str, ReadResult] = field(default_factory=dict)
+    """The sha256 of each tensor's bytes (`formats.tensorbytes.tensor_digests`) by git blob id:
+    of each weight file without Xet that changed against `base`, before and after, where the
+    source holds the files themselves (a git mirror); what the tensor diff reads. Not stored."""
 
 
 @dataclass(frozen=True, slots=True)

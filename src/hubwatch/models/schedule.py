@@ -26,6 +26,8 @@ class ScheduleEntry:
     """Whether it is already waiting for a poll."""
     listed: bool | None
     """Whether the Hub's public listing shows it; None: not known yet."""
+    object_id: str | None = None
+    """The Hub's object id of the repo: the listing names a renamed repo by its new id only."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ from hubwatch.models.refs import LinkedChanges, LinkOrigin
 from hubwatch.pins.findings import AdvisoryState, ProjectAudit, Waiver, advisory_state
 from hubwatch.pins.ignores import Ignore
 from hubwatch.pins.model import Pin, RefKind
+from hubwatch.pins.reach import identity_changes, same_files, tracked_name
 from hubwatch.store.advisories import AdvisoryStore
 from hubwatch.store.browse import BrowseStore
 from hubwatch.store.changes import ChangeStore
@@ -56,13 +57,25 @@ class PinStatus(StrEnum):
     UNRESOLVED = "unresolved"
     """An expression the scan could not evaluate."""
     UNKNOWN = "unknown"
-    """The sha is not in the repo's history (a typo, or history rewritten)."""
+    """The sha was never seen in the repo's history (a typo)."""
+    UNREACHABLE = "unreachable"
+    """The pinned revision was in the history and is no longer (a super-squash, a force push,
+    another repo under the name): downloading it fails. `suggested` is the surviving revision
+    with the same files, when there is one."""
     FAILED = "failed"
     """The repo could not be read (or is not tracked, where nothing may track it)."""
 
 
 # What a status counts as when no change says more: floating pins change behaviour unseen.
-_STATUS_SEVERITY = {PinStatus.FLOATING: Severity.BEHAVIOR, PinStatus.UNRESOLVED: Severity.INFO}
+_STATUS_SEVERITY = {
+    PinStatus.FLOATING: Severity.BEHAVIOR,
+    PinStatus.UNRESOLVED: Severity.INFO,
+    PinStatus.UNREACHABLE: Severity.BREAKING,
+}
+_MOVED_SEVERITY = Severity.BEHAVIOR
+"""A pin naming a repo by a name it left: it works while the Hub redirects the old name, and
+loads whatever repo is created under that name next."""
+_UNCHECKABLE = (PinStatus.UNKNOWN, PinStatus.UNREACHABLE, PinStatus.FAILED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +107,30 @@ class PinReport:
     dependencies: tuple[LinkedChanges, ...] = ()
     """The newest change of each repo whose code the model loads: a pin of the model does not
     hold that code (`code_revision=` does), so it is what a load gets now."""
+    moved_to: str | None = None
+    """The repo's name now, where the pin names it by one it left in a rename."""
+    identity: tuple[Change, ...] = ()
+    """`repo.identity_changed` events of the repo of an unreachable pin: another repo answers
+    under the name, and the pinned revision was the old one's (security)."""
+    suggested: StoredRevision | None = None
+    """For an unreachable pin: the surviving revision nearest to it with identical files."""
+
+    @property
+    def notes(self) -> list[str]:
+        """What the pin's name and revision came to, one line each (renames, identity, reach)."""
+        found = []
+        if self.moved_to:
+            found.append(f"{self.pin.repo} was renamed to {self.moved_to}: pin that name")
+        found += [c.summary for c in self.identity]
+        if self.status is PinStatus.UNREACHABLE:
+            pinned = (self.sha or "")[:12]
+            found.append(
+                f"{pinned} is no longer in the history; {self.suggested.sha[:12]} has the same "
+                "files"
+                if self.suggested
+                else f"{pinned} is no longer in the history, and no revision left has its files"
+            )
+        return found
 
     @property
     def own_advisories(self) -> AdvisoryReport | None:
@@ -103,7 +140,7 @@ class PinReport:
     @property
     def advisory_state(self) -> AdvisoryState | None:
         """Whether the revision in use's advisories are known; None: no revision to check."""
-        if self.status in (PinStatus.UNRESOLVED, PinStatus.UNKNOWN, PinStatus.FAILED):
+        if self.status is PinStatus.UNRESOLVED or self.status in _UNCHECKABLE:
             return None
         return advisory_state(self.own_advisories, self.advisories_enabled)
 
@@ -128,6 +165,9 @@ class PinReport:
             for c in lc.changes
             if (lc.head, c.kind) not in self.waived_changes
         ]
+        found += [c.severity for c in self.identity]
+        if self.moved_to:
+            found.append(_MOVED_SEVERITY)
         if self.matches:
             found.append(Severity.SECURITY)
         if self.status in _STATUS_SEVERITY and not self.waived_status:
@@ -184,7 +224,7 @@ class Report:
         advisory applies to the project's own versions (security)."""
         own = self.project is not None and bool(self.project.counted)
         return (own and Severity.SECURITY.rank >= threshold.rank) or any(
-            p.status in (PinStatus.UNKNOWN, PinStatus.FAILED)
+            p.status in _UNCHECKABLE
             or (p.severity is not None and p.severity.rank >= threshold.rank)
             for p in self.pins
         )
@@ -231,9 +271,16 @@ def check(
     for repo_id, ref in repo_refs(pins).items():
         try:
             if ensure is not None:
-                ensure(ref)
+                ensure(ref)  # may follow a rename: the repo is tracked under its new name then
         except HubwatchError as exc:
             stale[repo_id] = f"could not refresh: {exc}"
+    moved = {p.repo: to for p in pins if p.repo and (to := tracked_name(store, p.repo))}
+    for old, new in moved.items():
+        if old in stale:
+            stale[new] = stale.pop(old)
+    originals = list(pins)
+    pins = [dataclasses.replace(p, repo=moved[p.repo]) if p.repo in moved else p for p in pins]
+    for repo_id in {p.repo for p in pins if p.repo is not None}:
         try:
             store.get_repo(repo_id)
         except HubwatchError as exc:
@@ -248,10 +295,12 @@ def check(
         tuple(
             dataclasses.replace(
                 r,
+                pin=original,
                 error=stale[r.pin.repo] if r.pin.repo in stale and r.error is None else r.error,
                 advisories_enabled=advisories,
+                moved_to=r.pin.repo if original.repo in moved else None,
             )
-            for r in reports
+            for r, original in zip(reports, originals, strict=True)
         )
     )
 
@@ -303,6 +352,8 @@ def check_pin(store: PinStore, pin: Pin, failures: dict[str, str] | None = None)
     except HubwatchError as exc:
         return PinReport(pin, PinStatus.UNKNOWN, newest=newest, error=str(exc))
     sha = pinned.sha
+    if not pinned.reachable:
+        return _unreachable(store, pin, pinned, newest)
     after = tuple(store.changes(pin.repo, since=sha))
     current = newest is None or newest.sha == sha
     return PinReport(
@@ -314,4 +365,22 @@ def check_pin(store: PinStore, pin: Pin, failures: dict[str, str] | None = None)
         store.advisory_report(pin.repo, sha),
         newest_advisories,
         pinned=pinned,
+    )
+
+
+def _unreachable(
+    store: PinStore, pin: Pin, pinned: StoredRevision, newest: StoredRevision | None
+) -> PinReport:
+    """A pin whose revision left the history: unreachable, with the revision to pin instead
+    when one with the same files survives, and the identity changes that explain it."""
+    repo = pinned.repo_id
+    return PinReport(
+        pin,
+        PinStatus.UNREACHABLE,
+        pinned.sha,
+        newest,
+        advisories=store.advisory_report(repo, pinned.sha),
+        pinned=pinned,
+        identity=identity_changes(store, repo),
+        suggested=same_files(store, repo, pinned, store.history(repo)),
     )

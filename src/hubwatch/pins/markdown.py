@@ -89,7 +89,8 @@ def _counts(report: Report, threshold: Severity) -> str:
         p for p in report.pins if p.severity is not None and p.severity.rank >= threshold.rank
     ]
     parts = [f"{len(report.pins)} pin(s)", f"{len(failing)} at {threshold.value} or worse"]
-    broken = [p for p in report.pins if p.status in (PinStatus.UNKNOWN, PinStatus.FAILED)]
+    unchecked = (PinStatus.UNKNOWN, PinStatus.UNREACHABLE, PinStatus.FAILED)
+    broken = [p for p in report.pins if p.status in unchecked]
     if broken:
         parts.append(f"{len(broken)} that could not be checked")
     if report.project is not None:

@@ -24,6 +24,7 @@ RULES: dict[str, tuple[str, str]] = {
     "pin-floating": ("A branch, tag or no revision: the model moves unseen", "warning"),
     "pin-unresolved": ("A model reference the scan cannot evaluate", "note"),
     "pin-unknown": ("The pinned sha is not in the repo's history", "error"),
+    "pin-unreachable": ("The pinned revision is no longer in the repo's history", "error"),
     "pin-failed": ("The pinned repo could not be read", "error"),
 }
 
@@ -42,6 +43,7 @@ def rule_of(report: PinReport) -> str | None:
         PinStatus.FLOATING: "pin-floating",
         PinStatus.UNRESOLVED: "pin-unresolved",
         PinStatus.UNKNOWN: "pin-unknown",
+        PinStatus.UNREACHABLE: "pin-unreachable",
         PinStatus.FAILED: "pin-failed",
     }.get(report.status)
 
@@ -68,6 +70,10 @@ def _message(report: PinReport) -> str:
         )
     if report.error:
         return f"{what}: {report.error}"
+    if report.notes:
+        return f"{what}: {report.status.value} ({pin.ref or pin.kind.value}); " + "; ".join(
+            report.notes
+        )
     return f"{what}: {report.status.value} ({pin.ref or pin.kind.value})"
 
 

@@ -166,6 +166,10 @@ def pin_report_json(report: PinReport) -> dict[str, Any]:
             frozenset(),
         ),
         "ignored": [_waiver(w) for w in report.waivers],
+        "moved_to": report.moved_to,
+        "identity_changed": [c.summary for c in report.identity],
+        "suggested": report.suggested.sha if report.suggested else None,
+        "notes": report.notes,
         "error": report.error,
     }
 

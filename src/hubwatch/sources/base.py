@@ -20,6 +20,10 @@ class RevisionSource(ABC):
     Implementations raise subclasses of `hubwatch.errors.SourceError` only.
     """
 
+    holds_weights: bool = False
+    """Whether `read_file` of a weight file reads a local copy (a git mirror) rather than
+    downloading it: only then are two weight files compared byte for byte."""
+
     @abstractmethod
     def list_commits(self, repo: RepoRef) -> list[CommitInfo]:
         """Every commit reachable from the tracked branch, newest first (all pages)."""
@@ -97,6 +101,8 @@ class Modified:
     """When the repo was last modified, by the source's clock."""
     status: RepoStatus | None = None
     """What the listing says of the repo now (head, gated, private), when it says it."""
+    object_id: str | None = None
+    """The source's own id of the repo (the Hub's `_id`), which a rename keeps."""
 
 
 class ChangeFeed(ABC):

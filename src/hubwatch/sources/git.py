@@ -59,6 +59,8 @@ class GitSource(RevisionSource):
     no byte of a message, author or file name is ever split on or read as a pathspec.
     """
 
+    holds_weights = True  # a weight file kept in git (not LFS) is a blob in the mirror
+
     def __init__(
         self,
         mirrors_dir: Path,

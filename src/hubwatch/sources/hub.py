@@ -29,7 +29,13 @@ from hubwatch.models.lineage import Derivative, Relation
 from hubwatch.models.refs import GitRef, RefKind
 from hubwatch.outbound.client import paced
 from hubwatch.sources.base import ChangeFeed, DerivativeListing, Modified, RevisionSource
-from hubwatch.sources.hubanswers import commit_infos, derivative_of, file_entries, modified
+from hubwatch.sources.hubanswers import (
+    commit_infos,
+    derivative_of,
+    file_entries,
+    identity_of,
+    modified,
+)
 from hubwatch.sources.hubhttp import cdn_refusal, configure_session, pages, status_of, translate
 from hubwatch.sources.pacing import Pacer
 from hubwatch.sources.xet import XetReader
@@ -92,6 +98,7 @@ class HubSource(RevisionSource, ChangeFeed, DerivativeListing):
             gated=gated,
             disabled=bool(info.disabled),
             private=bool(info.private),
+            identity=identity_of(info),
         )
 
     def resolve(self, repo: RepoRef, rev: str) -> CommitSha:

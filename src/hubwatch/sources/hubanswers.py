@@ -13,10 +13,19 @@ from huggingface_hub.hf_api import ModelInfo, RepoFile
 from huggingface_hub.utils._datetime import parse_datetime
 
 from hubwatch.errors import InvalidRepoId
-from hubwatch.models import CommitInfo, CommitSha, FileEntry, RepoStatus, validate_repo_id
+from hubwatch.models import (
+    CommitInfo,
+    CommitSha,
+    FileEntry,
+    RepoIdentity,
+    RepoStatus,
+    validate_repo_id,
+)
 from hubwatch.models.lineage import Derivative, Relation
 from hubwatch.sources.base import Modified
 
+_OBJECT_ID = re.compile(r"[0-9a-f]{24}")
+"""The Hub's object ids are MongoDB ObjectIds: 24 hex digits (`_id` of a model info)."""
 _RELATIONS = {r.value for r in Relation if r is not Relation.UNKNOWN}
 _XET_HASH = re.compile(r"[0-9a-f]{64}")
 
@@ -40,6 +49,19 @@ def file_entries(page: list[Any]) -> list[FileEntry]:
     return entries
 
 
+def identity_of(model: ModelInfo) -> RepoIdentity | None:
+    """Who is behind the name: the model info's `_id` and `createdAt` (the real trace,
+    tests/data/hub-traces/ref-download-plain.json exchange 2, has both; its `_id` is redacted,
+    and anything not an object id counts as absent). The Hub gives no owner id here: `author`
+    is the owner's name, which the repo id holds already."""
+    raw = getattr(model, "_id", None)
+    object_id = raw if isinstance(raw, str) and _OBJECT_ID.fullmatch(raw) else None
+    created = model.created_at.astimezone(UTC) if model.created_at else None
+    if object_id is None and created is None:
+        return None
+    return RepoIdentity(object_id, created)
+
+
 def modified(item: dict[str, Any]) -> Modified | None:
     """One item of the `/api/models` listing as what discovery reads of it."""
     # huggingface_hub leaves ModelInfo.__init__ unannotated
@@ -54,8 +76,11 @@ def modified(item: dict[str, Any]) -> Modified | None:
             gated=model.gated not in (None, False),
             disabled=bool(model.disabled),
             private=bool(model.private),
+            identity=identity_of(model),
         )
-    return Modified(model.id, model.last_modified.astimezone(UTC), status)
+    identity = identity_of(model)
+    object_id = identity.object_id if identity else None
+    return Modified(model.id, model.last_modified.astimezone(UTC), status, object_id)
 
 
 def derivative_of(item: Any, base_id: str) -> Derivative | None:

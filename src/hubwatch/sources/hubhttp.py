@@ -26,6 +26,7 @@ from hubwatch.errors import (
     RateLimited,
     RepoDisabled,
     RepoGated,
+    RepoHidden,
     RepoNotFound,
     RevisionNotFound,
     SourceError,
@@ -167,9 +168,8 @@ def translate(
     if isinstance(exc, hf_errors.RemoteEntryNotFoundError | hf_errors.EntryNotFoundError):
         return EntryNotFound(f"{name}: file not found")
     if isinstance(exc, hf_errors.RepositoryNotFoundError):
-        if status_of(exc) == 401:
-            return RepoNotFound(f"{name}: repo not found, or private and the token lacks access")
-        return RepoNotFound(f"{name}: repo not found on the Hub")
+        # NOTE: not "deleted": the Hub answers a private repo this caller cannot see alike
+        return RepoHidden(f"{name}: the Hub does not show the repo (deleted, or private to us)")
     if isinstance(exc, hf_errors.HfHubHTTPError):
         return _http_error(name, exc.response, reading)
     if isinstance(exc, httpx2.HTTPError):

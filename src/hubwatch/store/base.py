@@ -14,7 +14,9 @@ from hubwatch.store.links import LinkStore
 from hubwatch.store.outage import Outage
 from hubwatch.store.repos import RepoStore, RevisionStore
 from hubwatch.store.scheduling import ScheduleStore
+from hubwatch.store.timeline import TimelineStore
 from hubwatch.store.webhooks import WebhookStore
+from hubwatch.store.xet import XetTermsStore
 
 
 class Store(
@@ -28,6 +30,8 @@ class Store(
     WebhookStore,
     BrowseStore,
     LineageStore,
+    XetTermsStore,
+    TimelineStore,
     LinkStore,
 ):
     """Everything persisted: each concept's interface, for callers that need several.

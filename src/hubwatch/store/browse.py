@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Protocol
 
 from hubwatch.models import (
+    ChangeFilter,
     CommitSha,
     FeedItem,
     HistoryPage,
@@ -62,6 +63,12 @@ class BrowseStore(Protocol):
 
     @abstractmethod
     def recent_changes(
-        self, *, repo_id: str | None = None, org: str | None = None, limit: int = 50
+        self,
+        *,
+        repo_id: str | None = None,
+        org: str | None = None,
+        limit: int = 50,
+        where: ChangeFilter | None = None,
     ) -> list[FeedItem]:
-        """The latest revisions with changes (of one repo, one org or all), newest first."""
+        """The latest revisions with changes (of one repo, one org or all), newest first;
+        with `where`, those with a change it takes, each with only those changes."""

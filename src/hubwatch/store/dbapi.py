@@ -8,13 +8,21 @@ not read, any driver error) is SqlStore's to handle, which migrates or creates i
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote
 
 from hubwatch.errors import HubwatchError
-from hubwatch.models import CommitSha, RepoRef, RepoState, SourceKind, TrackedRepo
+from hubwatch.models import (
+    CommitSha,
+    RepoIdentity,
+    RepoRef,
+    RepoState,
+    SourceKind,
+    TrackedRepo,
+)
 from hubwatch.models.timestamps import utc
 
 SCHEMA_HEAD = "0016"
@@ -62,7 +70,7 @@ _NO_SQLITE_PARTS = ("username", "password", "ipv4host", "ipv6host", "port")
 
 _COLUMNS = (
     "repo_id, source, url, branch, state, head_sha, revision_count, added_at, last_polled_at,"
-    " last_error, renamed_to, failures"
+    " last_error, renamed_to, failures, hub_object_id, hub_created_at, former_ids"
 )
 
 
@@ -153,7 +161,17 @@ def _repos(connection: Any) -> list[TrackedRepo] | None:
     if [tuple(row) for row in versions] != [(SCHEMA_HEAD,)]:
         return None
     rows = connection.execute(f"SELECT {_COLUMNS} FROM repo ORDER BY repo_id").fetchall()
-    return [tracked_repo(*row) for row in rows]
+    return [_row_repo(tuple(row)) for row in rows]
+
+
+def _row_repo(row: tuple[Any, ...]) -> TrackedRepo:
+    """One row of `_COLUMNS`: the first twelve are `tracked_repo`'s, then the repo's identity."""
+    object_id, created, former = row[12:]
+    identity = None
+    if object_id is not None or created is not None:
+        identity = RepoIdentity(object_id, None if created is None else _timestamp(created))
+    names = json.loads(former) if isinstance(former, str) else former  # SQLite: JSON text
+    return tracked_repo(*row[:12], identity=identity, former_ids=tuple(names or ()))
 
 
 def tracked_repo(
@@ -169,6 +187,9 @@ def tracked_repo(
     last_error: str | None,
     renamed_to: str | None,
     failures: int,
+    *,
+    identity: RepoIdentity | None = None,
+    former_ids: tuple[str, ...] = (),
 ) -> TrackedRepo:
     """One repo row (`_COLUMNS`, in order) as a TrackedRepo: for this reader and SqlRepoStore's,
     so that both give the same values."""
@@ -182,6 +203,8 @@ def tracked_repo(
         last_error=last_error,
         renamed_to=renamed_to,
         failures=failures,
+        identity=identity,
+        former_ids=former_ids,
     )
 
 

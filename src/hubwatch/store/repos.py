@@ -10,6 +10,7 @@ from typing import Protocol
 from hubwatch.models import (
     CommitSha,
     RepoEvent,
+    RepoIdentity,
     RepoRef,
     RepoState,
     Snapshot,
@@ -51,6 +52,22 @@ class RepoStore(Protocol):
         renamed_to: str | None = None,
     ) -> None:
         """Record what a poll learned about the repo; `clear_error` also resets its failures."""
+
+    @abstractmethod
+    def set_identity(self, repo_id: str, identity: RepoIdentity) -> None:
+        """Record the Hub's ids of the repo behind `repo_id` (what later polls compare with)."""
+
+    @abstractmethod
+    def rename_repo(self, repo_id: str, new_id: str) -> bool:
+        """Track the repo under `new_id` from now on, `repo_id` kept among its former ids;
+        False (nothing changed) when `new_id` is tracked already."""
+
+    @abstractmethod
+    def find_repo(
+        self, *, object_id: str | None = None, former_id: str | None = None
+    ) -> str | None:
+        """The id of the tracked repo with this Hub object id, or that was tracked under
+        `former_id` before a rename it followed; None: none."""
 
     @abstractmethod
     def record_failure(self, repo_id: str, error: str, polled_at: datetime) -> int:

@@ -11,11 +11,12 @@ from hubwatch.models import CommitSha, StoredFile
 from hubwatch.store.estimates import EstimateStore
 from hubwatch.store.known import KnownContent
 from hubwatch.store.repos import RevisionStore
+from hubwatch.store.xet import XetTermsStore
 
 
-class RevisionReads(RevisionStore, KnownContent, EstimateStore, Protocol):
+class RevisionReads(RevisionStore, KnownContent, EstimateStore, XetTermsStore, Protocol):
     """What reading a stored revision whole takes: its record, its files, their bytes, its
-    estimate."""
+    estimate, the Xet terms of its weight files."""
 
 
 FilesOf = Callable[[], Sequence[StoredFile]]
@@ -39,4 +40,5 @@ def stored_view(
         revision.sha,
         store.estimate(repo_id, revision.sha),
         memo,
+        terms=lambda xet_hash: store.xet_terms([xet_hash]).get(xet_hash),
     )

@@ -44,6 +44,7 @@ def _reachability(run: PollRun, known: dict[CommitSha, bool], commits: list[Comm
     if gone:
         run.store.set_reachable(repo.repo_id, gone, False)
         run.result.unreachable = gone
+    if gone and not run.result.identity_changed:  # that event says why they are gone
         run.event(
             EventKind.HISTORY_REWRITTEN,
             f"{len(gone)} recorded revision(s) no longer reachable from "

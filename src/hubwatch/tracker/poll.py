@@ -23,6 +23,7 @@ from hubwatch.sources.base import RevisionSource
 from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.repos import RepoStore
 from hubwatch.tracker.history import list_history
+from hubwatch.tracker.identity import check_identity, current, follow_rename
 from hubwatch.tracker.links import report_to_dependents, update_links
 from hubwatch.tracker.record import (
     DEGRADED_AFTER,
@@ -131,11 +132,11 @@ class Tracker:
         except (PollStopped, StoreUnavailable):
             raise  # an outage is not the repo's failure, nor could it be recorded
         except TokenRefused as exc:
-            run.refused(exc)
+            current(run).refused(exc)
         except HubwatchError as exc:
-            run.fail(exc)
+            current(run).fail(exc)
         except Exception as exc:  # a bug, or input nobody foresaw: recorded, never raised
-            run.crash(exc)
+            current(run).crash(exc)
         finally:
             structlog.contextvars.unbind_contextvars("repo", "poll_id", "hub_request_id")
         return run.result
@@ -155,10 +156,12 @@ class Tracker:
 
     def _poll(self, run: PollRun, progress: Progress | None, hint: RepoStatus | None) -> None:
         """status → (idle?) → history and reachability → each new revision → the new head."""
-        repo_id = run.repo.repo_id
         status = read_status(run, hint)
         if status is None:
             return
+        run = follow_rename(run, status)  # in the same poll: the listing names the new id
+        check_identity(run, status)
+        repo_id = run.repo.repo_id
         known = self._store.known_shas(repo_id)
         if run.tracked.head == status.head and known.get(status.head):
             run.result.idle = True

@@ -32,6 +32,9 @@ class Limits:
     what would go past it is recorded as over the cap, not read."""
     diff_budget_s: float = 120.0
     """Seconds all differs of one revision may take together (`diff.diff_revisions`)."""
+    max_compare_bytes: int = 256 * MiB
+    """A changed weight file kept in a git mirror is read whole (both sides) to compare its
+    tensors' bytes up to this size (`tracker/digests.py`); larger, it is too large to compare."""
 
 
 @dataclass

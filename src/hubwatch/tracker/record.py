@@ -54,6 +54,11 @@ class PollResult:
     """Whether the source's change listing shows the repo (a public Hub repo)."""
     partial: list[CommitSha] = field(default_factory=list)
     """New revisions that could not be read whole (each has a `revision.partial` change)."""
+    renamed_from: str | None = None
+    """The name the repo was tracked under when the poll began, where it followed a rename
+    (`repo_id` is the new one)."""
+    identity_changed: bool = False
+    """Another repo answers under the name (a `repo.identity_changed` event)."""
 
 
 @dataclass(frozen=True)

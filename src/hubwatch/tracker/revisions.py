@@ -45,8 +45,11 @@ from hubwatch.models import (
 )
 from hubwatch.models.timestamps import now
 from hubwatch.tracker.compare import diff_snapshot
+from hubwatch.tracker.digests import with_digests
 from hubwatch.tracker.estimate import CONFIG, with_estimate
 from hubwatch.tracker.held import LastStored, stored_files
+from hubwatch.tracker.identity import with_identity
+from hubwatch.tracker.notable import notable
 from hubwatch.tracker.partial import KIND as PARTIAL
 from hubwatch.tracker.partial import Partial, partial_of, with_partial
 from hubwatch.tracker.record import PollRun, PollStopped, describe, log_crash
@@ -142,6 +145,7 @@ class RevisionPipeline:
         if listed and base is not None:
             snapshot = self._reconstructions(run, snapshot, base, failed, held)
         snapshot, found = self._compare(run, snapshot, base, listed, failed, held)
+        snapshot = with_identity(run, snapshot)  # another repo under the name: its first one
         lineage = LineageResult((), ())
         if listed:  # without its files a revision would seem to match nothing
             snapshot, lineage = self._lineage(run, snapshot, childless)
@@ -176,11 +180,13 @@ class RevisionPipeline:
     def _reconstructions(
         self, run: PollRun, snapshot: Snapshot, base: CommitSha, failed: list[str], held: LastStored
     ) -> Snapshot:
-        """The snapshot with the Xet terms its changed weight files' tensor diff reads."""
+        """The snapshot with the Xet terms (or, from a git mirror, the tensor digests) its
+        changed weight files' tensor diff reads."""
 
         def fetch() -> Snapshot:
-            base_files = _files_of(run, held, base)
-            return with_reconstructions(run.source, run.repo, snapshot, base, base_files)
+            source, repo, files = run.source, run.repo, _files_of(run, held, base)
+            found = with_reconstructions(source, repo, snapshot, base, files, run.store)
+            return with_digests(source, repo, found, base, files, self.limits.max_compare_bytes)
 
         return _contained(run, "xet", failed, fetch, snapshot)
 
@@ -313,28 +319,6 @@ class RevisionPipeline:
                 continue
             if added:
                 stored = replace(stored, changes=(*stored.changes, *added))
-
-
-NOTABLE_FROM = Severity.BEHAVIOR
-"""Changes at this severity or above are named in a revision's log line."""
-_NOTABLE_NAMED = 8
-
-
-def notable(changes: Sequence[Change]) -> list[str]:
-    """The kinds of the changes at `NOTABLE_FROM` or above, most severe first, each once, with
-    its severity and how often it occurs (`chat_template.changed (behavior) x2`)."""
-    counts: dict[tuple[int, str, str], int] = {}
-    for change in changes:
-        if change.severity.rank >= NOTABLE_FROM.rank:
-            key = (-change.severity.rank, change.kind, change.severity.value)
-            counts[key] = counts.get(key, 0) + 1
-    named = [
-        f"{kind} ({severity})" + (f" x{count}" if count > 1 else "")
-        for (_, kind, severity), count in sorted(counts.items())
-    ]
-    if len(named) > _NOTABLE_NAMED:
-        named[_NOTABLE_NAMED:] = [f"and {len(named) - _NOTABLE_NAMED} more kinds"]
-    return named
 
 
 def _files_of(run: PollRun, held: LastStored, base: CommitSha | None) -> list[StoredFile]:

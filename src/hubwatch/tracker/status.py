@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import structlog
 
-from hubwatch.errors import RepoDisabled, RepoNotFound
+from hubwatch.errors import RepoDisabled, RepoHidden, RepoNotFound
 from hubwatch.models import EventKind, RepoState, RepoStatus
 from hubwatch.sources.base import ChangeFeed
 from hubwatch.tracker.record import PollRun
@@ -13,7 +13,8 @@ log = structlog.get_logger(__name__)
 
 
 def read_status(run: PollRun, hint: RepoStatus | None) -> RepoStatus | None:
-    """The repo's status, its renames and gating recorded; None once it is deleted or disabled.
+    """The repo's status, its gating and identity recorded; None once it is deleted, unavailable
+    or disabled. A rename is the caller's to follow (tracker/identity.py).
 
     `hint`: the status a change listing just gave, used instead of asking when it names the repo.
     """
@@ -23,6 +24,10 @@ def read_status(run: PollRun, hint: RepoStatus | None) -> RepoStatus | None:
             status = hint
         else:
             status = run.retry.call(lambda: run.source.status(repo), f"{repo.repo_id} status")
+    except RepoHidden as exc:
+        # the Hub's "not found" is also what a repo turned private answers: not "deleted"
+        run.set_state(RepoState.UNAVAILABLE, EventKind.REPO_UNAVAILABLE, str(exc))
+        return None
     except RepoNotFound as exc:
         run.set_state(RepoState.DELETED, EventKind.REPO_DELETED, str(exc))
         return None
@@ -30,7 +35,6 @@ def read_status(run: PollRun, hint: RepoStatus | None) -> RepoStatus | None:
         run.set_state(RepoState.DISABLED, EventKind.REPO_DISABLED, str(exc))
         return None
     _note_visibility(run, status, from_listing=status is hint)
-    _note_rename(run, status)
     _note_gating(run, status)
     return status
 
@@ -47,13 +51,6 @@ def _note_visibility(run: PollRun, status: RepoStatus, *, from_listing: bool) ->
         run.store.set_listed([run.repo.repo_id], run.result.listed)
 
 
-def _note_rename(run: PollRun, status: RepoStatus) -> None:
-    repo_id = run.repo.repo_id
-    if status.repo_id != repo_id and run.tracked.renamed_to != status.repo_id:
-        run.store.update_repo(repo_id, renamed_to=status.repo_id)
-        run.event(EventKind.REPO_RENAMED, f"{repo_id} now redirects to {status.repo_id}")
-
-
 def _note_gating(run: PollRun, status: RepoStatus) -> None:
     repo_id, state = run.repo.repo_id, run.tracked.state
     if state == RepoState.AUTH_FAILED:
@@ -65,5 +62,13 @@ def _note_gating(run: PollRun, status: RepoStatus) -> None:
         run.set_state(RepoState.GATED, EventKind.REPO_GATED, f"{repo_id} became gated")
     # A degraded repo recovers when the whole poll succeeds (PollRun.succeeded), not here.
     elif not status.gated and state not in (RepoState.ACTIVE, RepoState.DEGRADED):
+        if _another_repo(run, status):  # not restored: repo.identity_changed says what it is
+            run.store.update_repo(repo_id, state=RepoState.ACTIVE)
+            return
         kind = EventKind.REPO_UNGATED if state == RepoState.GATED else EventKind.REPO_RESTORED
         run.set_state(RepoState.ACTIVE, kind, f"{repo_id} is readable again")
+
+
+def _another_repo(run: PollRun, status: RepoStatus) -> bool:
+    stored, seen = run.tracked.identity, status.identity
+    return bool(stored and seen and stored.differs(seen))

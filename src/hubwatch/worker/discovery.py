@@ -60,6 +60,8 @@ class DiscoveryResult:
 class _Walk:
     covered: bool
     named: dict[str, Modified]
+    moved: set[str] = field(default_factory=set)
+    """Tracked repos the listing names by another id, found by their object id: renamed."""
 
 
 class Discovery:
@@ -107,9 +109,9 @@ class Discovery:
         walks: dict[SourceKind, _Walk] = {}
         for kind, source in self._sources.items():
             if isinstance(source, ChangeFeed):
-                tracked = {e.ref.repo_id for e in entries if e.ref.source is kind}
-                if tracked:
-                    walks[kind] = self._walk(source, tracked, result)
+                mine = [e for e in entries if e.ref.source is kind]
+                if mine:
+                    walks[kind] = self._walk(source, mine, result)
         wake: list[str] = []
         hints: dict[str, RepoStatus] = {}
         due: dict[str, datetime] = {}
@@ -148,9 +150,18 @@ class Discovery:
 
     # -- internals --------------------------------------------------------------------------
 
-    def _walk(self, feed: ChangeFeed, tracked: Iterable[str], result: DiscoveryResult) -> _Walk:
-        """Read the listing down to the cursor; which tracked repos it names, and when."""
-        wanted = set(tracked)
+    def _walk(
+        self, feed: ChangeFeed, tracked: Iterable[ScheduleEntry], result: DiscoveryResult
+    ) -> _Walk:
+        """Read the listing down to the cursor; which tracked repos it names, and when.
+
+        A repo renamed upstream is listed under its new id only: it is found by its object id
+        (which a rename keeps) and woken, so that its poll follows the rename in this cycle.
+        """
+        entries = list(tracked)
+        wanted = {e.ref.repo_id for e in entries}
+        by_object = {e.object_id: e.ref.repo_id for e in entries if e.object_id}
+        moved: set[str] = set()
         cursor = self._store.cursor(feed.feed_name)
         named: dict[str, Modified] = {}
         newest: datetime | None = None
@@ -173,6 +184,10 @@ class Discovery:
                         break
                     if item.repo_id in wanted and item.repo_id not in named:
                         named[item.repo_id] = item  # the first is the newest
+                    elif item.repo_id not in wanted and item.object_id in by_object:
+                        old = by_object[item.object_id]
+                        named.setdefault(old, item)
+                        moved.add(old)
                 result.listed += count
                 covered = covered or count < self._max_listed  # the listing ended above the floor
         except SourceError as exc:
@@ -183,13 +198,13 @@ class Discovery:
             if newest is not None:
                 self._store.set_cursor(feed.feed_name, max(filter(None, (cursor, newest))))
             result.covered[feed.feed_name] = False
-            return _Walk(False, named)
+            return _Walk(False, named, moved)
         # NOTE: the cursor only moves forward; a walk that stopped at its page limit still moves
         # it, because every repo it did not reach is checked on its own in this cycle.
         value = max(filter(None, (cursor, newest)), default=None) or datetime.now(UTC)
         self._store.set_cursor(feed.feed_name, value)
         result.covered[feed.feed_name] = covered
-        return _Walk(covered, named)
+        return _Walk(covered, named, moved)
 
     def _decide(
         self, entry: ScheduleEntry, walk: _Walk | None, now: datetime, result: DiscoveryResult
@@ -204,6 +219,9 @@ class Discovery:
         repo_id = entry.ref.repo_id
         is_due = entry.due_at is None or entry.due_at <= now
         needs_poll = entry.head is None or entry.last_polled_at is None or entry.failed
+        if walk is not None and repo_id in walk.moved:
+            log.info("repo_moved_in_listing", repo=repo_id, listed_as=walk.named[repo_id].repo_id)
+            return "wake"  # a full poll follows the rename; the listing's status is the new id's
         if walk is not None and repo_id in walk.named:
             item = walk.named[repo_id]
             if item.status is not None:

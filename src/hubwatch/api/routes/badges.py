@@ -80,6 +80,7 @@ _STATE_COLOR = {
     RepoState.GATED: "yellow",
     RepoState.DISABLED: "red",
     RepoState.DELETED: "red",
+    RepoState.UNAVAILABLE: "red",  # deleted, or private to us: either way unreadable
     RepoState.AUTH_FAILED: "lightgrey",  # the token was refused: unknown, not failing
 }
 

@@ -1,20 +1,36 @@
-"""Server-rendered pages: the tracked repos, a repo's timeline, one revision."""
+"""Server-rendered pages: the tracked repos, a repo's timeline, one revision, two compared."""
 
 from __future__ import annotations
 
+from http import HTTPStatus
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query
-from fastapi.responses import HTMLResponse
+from fastapi import APIRouter, Depends, HTTPException, Query
+from fastapi.responses import HTMLResponse, RedirectResponse
 from jinja2 import Environment, PackageLoader
+from markupsafe import Markup
 
+from hubwatch.api.charts import line_chart
+from hubwatch.api.compare_view import (
+    batch_cell,
+    batch_rows,
+    by_severity,
+    diff_lines,
+    estimate_rows,
+    tensor_reports,
+)
 from hubwatch.api.convert import advisory_url
-from hubwatch.api.deps import StoreDep, repo_path, require_reader
+from hubwatch.api.deps import DiffersDep, StoreDep, repo_path, require_reader
+from hubwatch.api.filters import FilterDep, query_string
 from hubwatch.api.routes.lineage import derivative_public, missed_public
-from hubwatch.models import Change, redact_url
+from hubwatch.api.trends import METRICS, shown, trend_rows, trend_series
+from hubwatch.diff import char_pieces
+from hubwatch.estimator.table import legend
+from hubwatch.models import Severity, redact_url
 from hubwatch.models.derivatives import worst_missed
 from hubwatch.models.timestamps import to_minute
 from hubwatch.store.lineage import LineageStore
+from hubwatch.tracker.comparison import compare_stored
 
 router = APIRouter(tags=["pages"], dependencies=[Depends(require_reader)])
 
@@ -33,23 +49,34 @@ def _gib(value: Any) -> str:
     return f"{value / 2**30:,.2f} GiB" if isinstance(value, int | float) else "?"
 
 
-def _batch(fit: Any) -> str:
-    if not isinstance(fit, dict) or not isinstance(fit.get("max_batch"), int):
-        return ""
-    n = fit["max_batch"]
-    if n <= 0:
-        return "–"
-    shown = f"{n}" if n < 65_536 else "≥65536"
-    return shown + (" ×2" if fit.get("cards") == 2 else "")
-
-
-_env.globals.update(when=to_minute, gb=_gb, gib=_gib, batch=_batch, advisory_url=advisory_url)
+_env.globals.update(
+    when=to_minute,
+    gb=_gb,
+    gib=_gib,
+    batch=batch_cell,
+    advisory_url=advisory_url,
+    table_legend=legend,
+)
 _env.filters["redact_url"] = redact_url
 
 
-def _page(template: str, **context: Any) -> HTMLResponse:
+def _page(template: str, code: int = 200, **context: Any) -> HTMLResponse:
     html = _env.get_template(template).render(**context)
-    return HTMLResponse(html, headers={"content-security-policy": _CSP})
+    return HTMLResponse(html, code, headers={"content-security-policy": _CSP})
+
+
+def error_page(status: int, detail: str, headers: dict[str, str] | None = None) -> HTMLResponse:
+    """The page a browser is shown for an error `status` (404, 422, 500…), `detail` as text."""
+    response = _page("error.html", status, status=status, phrase=_phrase(status), detail=detail)
+    response.headers.update(headers or {})
+    return response
+
+
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Error"
 
 
 @router.get("/", response_class=HTMLResponse, include_in_schema=False)
@@ -57,28 +84,38 @@ def index(store: StoreDep) -> HTMLResponse:
     return _page("index.html", repos=store.list_repos())
 
 
+PAGE_SIZE = 50
+"""Revisions on one page of a repo's timeline."""
+
+
 @router.get("/repos/{org}/{name}", response_class=HTMLResponse, include_in_schema=False)
 def timeline(
     org: str,
     name: str,
     store: StoreDep,
-    before: Annotated[int | None, Query(ge=1, le=2**31 - 1)] = None,
+    where: FilterDep,
+    page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
 ) -> HTMLResponse:
     repo_id = repo_path(org, name)
     repo = store.get_repo(repo_id)
-    page = store.history_page(repo_id, before=before, limit=100)
-    changes: dict[str, tuple[Change, ...]] = {}
-    if page.revisions:
-        oldest = page.revisions[-1]
-        since = oldest.parents[0] if oldest.parents else None
-        known = since is not None and since in store.known_shas(repo_id)
-        for rc in store.changes(repo_id, since=since if known else None):
-            changes[rc.revision.sha] = tuple(sorted(rc.changes, key=lambda c: -c.severity.rank))
+    found = store.timeline(repo_id, where, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE)
+    points = store.trend(repo_id)
     return _page(
         "repo.html",
         repo=repo,
+        revisions=[
+            (rc.revision, sorted(rc.changes, key=lambda c: -c.severity.rank))
+            for rc in found.revisions
+        ],
+        where=where,
         page=page,
-        changes=changes,
+        prev_url=query_string(where, page=page - 1) if page > 1 else None,
+        next_url=query_string(where, page=page + 1) if found.more else None,
+        severities=[s.value for s in Severity],
+        charts=[(s.title, Markup(line_chart(s))) for s in trend_series(points)],
+        rows=trend_rows(points),
+        metrics=METRICS,
+        shown=shown,
         events=store.events(repo_id),
         **_lineage(store, repo_id),
     )
@@ -107,6 +144,9 @@ def revision_page(org: str, name: str, rev: str, store: StoreDep) -> HTMLRespons
     if estimate is not None:
         for row in estimate.max_batch.values():
             gpus += [g for g in row if g not in gpus]
+    files = store.files(repo_id, revision.sha)
+    # NOTE: the code a config's auto_map names ships as .py files beside it
+    custom_code = [f.path for f in files if f.path.endswith(".py")]
     return _page(
         "revision.html",
         repo_id=repo_id,
@@ -116,6 +156,44 @@ def revision_page(org: str, name: str, rev: str, store: StoreDep) -> HTMLRespons
         estimate=estimate,
         gpus=gpus,
         advisories=store.advisory_report(repo_id, revision.sha),
-        files=store.files(repo_id, revision.sha),
+        files=files,
+        custom_code=custom_code,
         changed=set(revision.changed),
+    )
+
+
+# -- compare any two revisions ------------------------------------------------------------------
+
+_env.globals.update(char_pieces=char_pieces, diff_lines=diff_lines)
+Rev = Annotated[str, Query(min_length=4, max_length=64, pattern="^[0-9a-fA-F]+$")]
+
+
+@router.get("/repos/{org}/{name}/compare", include_in_schema=False)
+def compare_form(org: str, name: str, a: Rev, b: Rev) -> RedirectResponse:
+    """Where the repo page's form (GET, no script) sends its two picks."""
+    return RedirectResponse(f"/repos/{repo_path(org, name)}/compare/{a}..{b}", status_code=303)
+
+
+@router.get(
+    "/repos/{org}/{name}/compare/{spec}", response_class=HTMLResponse, include_in_schema=False
+)
+def compare_page(
+    org: str, name: str, spec: str, store: StoreDep, differs: DiffersDep
+) -> HTMLResponse:
+    repo_id = repo_path(org, name)
+    store.get_repo(repo_id)  # an unknown repo: 404
+    rev_a, dots, rev_b = spec.partition("..")
+    if not dots or not rev_a or not rev_b:
+        raise HTTPException(404, "compare takes A..B: two revisions")
+    found = compare_stored(store, repo_id, rev_a, rev_b, differs)
+    before, after = found.estimates
+    gpus, batches = batch_rows(before, after)
+    return _page(
+        "compare.html",
+        c=found,
+        groups=by_severity(found.changes),
+        estimates=estimate_rows(before, after),
+        gpus=gpus,
+        batches=batches,
+        tensors=tensor_reports(found.changes),
     )

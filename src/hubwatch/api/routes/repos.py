@@ -37,7 +37,15 @@ from hubwatch.api.schemas import (
 )
 from hubwatch.estimator import CannotEstimate, Run, lora_targets
 from hubwatch.estimator.estimate import retrained
-from hubwatch.models import FOLLOW_HEAD, RepoRef, Severity, SourceKind, strip_credentials
+from hubwatch.models import (
+    FOLLOW_HEAD,
+    ReadStatus,
+    RepoRef,
+    Severity,
+    SourceKind,
+    strip_credentials,
+)
+from hubwatch.models.gguf import is_gguf
 from hubwatch.models.refs import RefWatch
 from hubwatch.sources.giturls import GitUrlPolicy
 from hubwatch.store.browse import BrowseStore
@@ -153,12 +161,20 @@ def get_estimate(
     given = settings.given()
     if stored is None or not given or not stored.get("ok"):
         return stored
-    config = next((f for f in store.files(repo_id, sha) if f.path == "config.json"), None)
+    files = store.files(repo_id, sha)
+    config = next((f for f in files if f.path == "config.json"), None)
     if config is None or config.content_sha256 is None:
         return stored
+    # NOTE: a custom-code model is counted from its safetensors headers, so it needs them here
+    headers = {
+        f.path: store.blob(f.header_sha256)
+        for f in files
+        if f.header_status is ReadStatus.STORED and f.header_sha256 and not is_gguf(f.path)
+    }
     try:
         run = training_run(given)
-        return stored | retrained(store.blob(config.content_sha256), run) | {"settings": given}
+        raw = store.blob(config.content_sha256)
+        return stored | retrained(raw, run, headers) | {"settings": given}
     except CannotEstimate as exc:
         raise HTTPException(422, f"cannot estimate: {exc}") from None
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from hubwatch.diff.gguf.pairs import common, identities, label, paired
 from hubwatch.diff.sections import listing
+from hubwatch.diff.tensors import with_tensor_diff
 from hubwatch.formats.view import RevisionView
 from hubwatch.models import Change, Severity
 from hubwatch.models.gguf import GGUFModel, split_part
@@ -101,7 +102,8 @@ def _unread(
 def _reuploaded(
     old: RevisionView, new: RevisionView, before: GGUFModel, after: GGUFModel
 ) -> list[Change]:
-    """The model's files hold new objects under byte-identical headers: only tensor data moved."""
+    """The model's files hold new objects under byte-identical headers: only tensor data moved;
+    which tensors, where the Xet chunks (or the git blobs) say it."""
     if before.parts != after.parts:
         return []
     was, now = identities(old, before), identities(new, after)
@@ -111,14 +113,18 @@ def _reuploaded(
     objects = dict(zip(after.parts, zip(was, now, strict=True), strict=True))
     of = f"{len(changed)} of {len(after.parts)} parts " if len(after.parts) > 1 else ""
     return [
-        Change(
-            "gguf.reuploaded",
-            Severity.INFO,
-            f"{label(after)}: {of}re-uploaded with identical metadata and tensor infos; the "
-            "tensor data changed.",
-            after.name,
-            {p: objects[p][0] for p in changed},
-            {p: objects[p][1] for p in changed},
-            "\n".join(f"{p}: {objects[p][0]} → {objects[p][1]}" for p in changed),
+        with_tensor_diff(
+            old,
+            new,
+            Change(
+                "gguf.reuploaded",
+                Severity.INFO,
+                f"{label(after)}: {of}re-uploaded with identical metadata and tensor infos; the "
+                "tensor data changed.",
+                after.name,
+                {p: objects[p][0] for p in changed},
+                {p: objects[p][1] for p in changed},
+                "\n".join(f"{p}: {objects[p][0]} → {objects[p][1]}" for p in changed),
+            ),
         )
     ]

@@ -9,7 +9,10 @@ from hubwatch.estimator.families.classic import CLASSIC
 from hubwatch.estimator.families.decoder import Decoder, Moe
 from hubwatch.estimator.families.dense import DENSE
 from hubwatch.estimator.families.drafters import DFLASH_DRAFTER
+from hubwatch.estimator.families.encdec import ENCDEC
 from hubwatch.estimator.families.encoders import BERT, ENCODERS
+from hubwatch.estimator.families.hybrid import HYBRID
+from hubwatch.estimator.families.mllama import MLLAMA
 from hubwatch.estimator.families.moe import (
     DEEPSEEK_V2,
     DEEPSEEK_V3,
@@ -35,6 +38,7 @@ from hubwatch.estimator.families.text import (
     QWEN3,
 )
 from hubwatch.estimator.families.vision import VISION
+from hubwatch.estimator.families.vlm import VLM
 from hubwatch.estimator.registry import Family, register
 
 BUILTINS: tuple[Family, ...] = (
@@ -65,6 +69,10 @@ BUILTINS: tuple[Family, ...] = (
     *VISION,
     *SSM,
     *SEQ2SEQ,
+    *ENCDEC,
+    *VLM,
+    *HYBRID,
+    *MLLAMA,
 )
 """Every family hubwatch counts out of the box, in registration order."""
 

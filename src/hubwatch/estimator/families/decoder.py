@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from hubwatch.estimator.config import CannotEstimate, Reader
@@ -137,6 +137,9 @@ class Decoder:
     """The attention type of each layer when the config gives no `layer_types`."""
     experts: Experts | None = None
     """The sparse blocks of an MoE family; None for a dense one."""
+    dense_width: str = ""
+    """The config key of the dense layers' MLP width when it is not intermediate_size (Llama 4
+    reads intermediate_size_mlp for them, intermediate_size for its experts)."""
 
     def __call__(self, r: Reader, _architecture: str) -> Built:
         return self.build(r)
@@ -278,6 +281,8 @@ def _layers(
     shape: Decoder, d: _Dims, types: list[str], moe: Moe | None, r: Reader
 ) -> tuple[Layer, ...]:
     qkv_bias, o_bias, mlp_bias = shape.biases(r)
+    if shape.dense_width:
+        d = replace(d, inter=r.integer(shape.dense_width, limit="intermediate"))
     attention = _attention(shape, d, r, qkv_bias, o_bias)
     dense = _dense(shape, d, mlp_bias)
     norms = shape.norms if shape.norms_rule is None else shape.norms_rule(r)

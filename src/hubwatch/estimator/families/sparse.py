@@ -110,6 +110,10 @@ SPARSE: tuple[Family, ...] = (
         Decoder(qk_norm="head", qk_norm_flag="use_qk_norm", floor_head_dim=True, experts=_glm4_moe),
     ),
     family("ernie4_5_moe", "Ernie4_5_MoeForCausalLM", Decoder(biases=use_bias, experts=_ernie_moe)),
-    family("llama4_text", "Llama4ForCausalLM", Decoder(layer_types=_chunked, experts=_llama4)),
+    family(
+        "llama4_text",
+        "Llama4ForCausalLM",
+        Decoder(layer_types=_chunked, experts=_llama4, dense_width="intermediate_size_mlp"),
+    ),
 )
 """The routed-MoE decoders built on llama's attention, in registration order."""

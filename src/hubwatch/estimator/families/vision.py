@@ -8,6 +8,8 @@ nest its sub-configs' own) for what a config leaves out.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from hubwatch.estimator.config import CannotEstimate, Reader
 from hubwatch.estimator.families.decoder import Decoder
 from hubwatch.estimator.families.defaults import defaults
@@ -29,9 +31,9 @@ def _encoder_layer(hidden: int, inter: int, heads: int) -> Layer:
     return Layer(params, KvKind.NONE, 0, None, 8 * hidden + 2 * inter, heads)
 
 
-def siglip_vision(r: Reader) -> Tower:
+def siglip_vision(r: Reader, head: bool | None = None) -> Tower:
     """SiglipVisionModel: biased patch conv, learned positions, encoder, post-norm, and the
-    attention-pooling head when vision_use_head is set."""
+    attention-pooling head when vision_use_head is set (or `head` says so: Idefics3 has none)."""
     hidden = r.integer("hidden_size", limit="hidden")
     layers = r.integer("num_hidden_layers", limit="layers")
     inter = r.integer("intermediate_size", limit="intermediate")
@@ -47,7 +49,7 @@ def siglip_vision(r: Reader) -> Tower:
         plain("embeddings.position_embedding", positions * hidden, "embedding"),
     )
     after: list[Param] = [plain("post_layernorm", 2 * hidden, "norm")]
-    if r.flag("vision_use_head", True):
+    if r.flag("vision_use_head", True) if head is None else head:
         after += [
             plain("head.probe", hidden, "attention"),
             linear("head.attention.in_proj", hidden, 3 * hidden, bias=True, kind="attention"),
@@ -60,18 +62,33 @@ def siglip_vision(r: Reader) -> Tower:
     return Tower("vision", before, (layer,) * layers, tuple(after), hidden)
 
 
-def text_tower(r: Reader, default_type: str) -> tuple[Tower, int]:
-    """The text decoder of a wrapper, with its LM head unless tied, and its context."""
-    text_r = r.nested("text_config")
+def text_tower(r: Reader, default_type: str, decoder: Decoder | None = None) -> tuple[Tower, int]:
+    """The text decoder of a wrapper, with its LM head unless tied, and its context.
+
+    `decoder` is the layer shape of a text_config type no family answers to (`qwen2_vl_text`
+    is Qwen2's); a config without a text_config (Qwen2-VL's first layout) keeps it at the top.
+    """
+    flat = not isinstance(r.raw.get("text_config"), Mapping) and "num_hidden_layers" in r.raw
+    if flat:
+        inner = r.defaults.get("text_config@class") or r.defaults.get("text_config") or {}
+        text_r = Reader(r.raw, inner if isinstance(inner, Mapping) else {}, r.where, r.defaulted)
+    else:
+        text_r = r.nested("text_config")
     name = text_r.name("model_type") or default_type
-    family = find(name)
-    if family is None or not isinstance(family.builder, Decoder):
-        raise CannotEstimate(
-            f"{text_r.where} has model_type {name[:40]!r}, which this estimator cannot count"
-        )
-    if name != default_type:  # another family's config class fills what the text_config omits
-        text_r = r.sub("text_config", family.defaults)
-    built = family.builder.build(text_r, head=False)
+    if decoder is None or name not in (default_type, r.name("model_type")):
+        family = find(name)
+        if family is None or not isinstance(family.builder, Decoder):
+            raise CannotEstimate(
+                f"{text_r.where} has model_type {name[:40]!r}, which this estimator cannot count"
+            )
+        if name != default_type:  # another family's config class fills what it omits
+            text_r = r.sub("text_config", family.defaults)
+        decoder = family.builder
+    elif "tie_word_embeddings" not in text_r.raw:
+        # NOTE: Qwen-VL text config classes have no tie_word_embeddings: the wrapper's decides.
+        raw = {**text_r.raw, "tie_word_embeddings": False}
+        text_r = Reader(raw, text_r.defaults, text_r.where, text_r.defaulted)
+    built = decoder.build(text_r, head=False)
     text = built.towers[0]
     tied = r.flag("tie_word_embeddings", True) or text_r.flag("tie_word_embeddings", True)
     after = text.after

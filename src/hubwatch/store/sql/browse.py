@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import BigInteger, ColumnElement, Integer, Text, bindparam, case, cast, func
@@ -14,6 +14,7 @@ from sqlmodel import col, select
 
 from hubwatch.errors import NotTracked, UnknownRevision
 from hubwatch.models import (
+    ChangeFilter,
     CommitSha,
     FeedItem,
     HistoryPage,
@@ -39,6 +40,7 @@ from hubwatch.store.sql.base import (
 )
 from hubwatch.store.sql.tables import ChangeRow, RepoRow, RevisionRow
 from hubwatch.store.sql.tally import BLOCK, TALLY
+from hubwatch.store.sql.timeline import taken_by
 
 
 class SqlBrowseStore(SqlBase, BrowseStore):
@@ -163,10 +165,16 @@ class SqlBrowseStore(SqlBase, BrowseStore):
         return int(found[0]), int(found[1])
 
     def recent_changes(
-        self, *, repo_id: str | None = None, org: str | None = None, limit: int = 50
+        self,
+        *,
+        repo_id: str | None = None,
+        org: str | None = None,
+        limit: int = 50,
+        where: ChangeFilter | None = None,
     ) -> list[FeedItem]:
+        taken = taken_by(where) if where is not None else []
         with self._session() as session:
-            with_changes = select(ChangeRow.revision_pk).distinct()
+            with_changes = select(ChangeRow.revision_pk).where(*taken).distinct()
             query = (
                 select(RevisionRow, RepoRow.repo_id)
                 .join(RepoRow, col(RepoRow.id) == col(RevisionRow.repo_pk))
@@ -174,6 +182,8 @@ class SqlBrowseStore(SqlBase, BrowseStore):
             )
             if repo_id is not None:
                 query = query.where(RepoRow.repo_id == repo_id)
+            if where is not None and where.since is not None:
+                query = query.where(col(RevisionRow.committed_at) >= where.since.astimezone(UTC))
             if org is not None:
                 # NOTE: not LIKE: `_` and `%` are wildcards in it, and SQLite's LIKE ignores
                 # case (`/feeds/m_ta-LLAMA.atom` matched meta-llama); `=` on a prefix is exact.
@@ -184,7 +194,7 @@ class SqlBrowseStore(SqlBase, BrowseStore):
             grouped: dict[int, list[ChangeRow]] = {}
             for change in session.exec(
                 select(ChangeRow)
-                .where(col(ChangeRow.revision_pk).in_(ids))
+                .where(col(ChangeRow.revision_pk).in_(ids), *taken)
                 .order_by(col(ChangeRow.revision_pk), col(ChangeRow.position))
             ).all():
                 grouped.setdefault(change.revision_pk, []).append(change)

@@ -12,6 +12,7 @@ from sqlmodel import col, delete, select
 from hubwatch.models import (
     CommitSha,
     RepoEvent,
+    RepoIdentity,
     RepoRef,
     RepoState,
     TrackedRepo,
@@ -19,7 +20,14 @@ from hubwatch.models import (
 from hubwatch.store.dbapi import tracked_repo
 from hubwatch.store.repos import RepoStore
 from hubwatch.store.sql.base import SqlBase, as_event
-from hubwatch.store.sql.tables import ChangeTallyRow, EventRow, FileRow, RepoRow, RevisionRow
+from hubwatch.store.sql.tables import (
+    ChangeTallyRow,
+    EventRow,
+    FileRow,
+    RepoRow,
+    RevisionRow,
+    SubscriptionRow,
+)
 
 
 class SqlRepoStore(SqlBase, RepoStore):
@@ -39,6 +47,8 @@ class SqlRepoStore(SqlBase, RepoStore):
             row.last_error,
             row.renamed_to,
             row.failures,
+            identity=_identity(row),
+            former_ids=tuple(row.former_ids or ()),
         )
 
     def add_repo(self, repo: RepoRef) -> bool:
@@ -113,6 +123,55 @@ class SqlRepoStore(SqlBase, RepoStore):
             session.exec(update(RepoRow).where(col(RepoRow.repo_id) == repo_id).values(**values))
             session.commit()
 
+    def set_identity(self, repo_id: str, identity: RepoIdentity) -> None:
+        values = {"hub_object_id": identity.object_id, "hub_created_at": identity.created_at}
+        with self._session() as session:
+            self._repo_row(session, repo_id)
+            session.exec(update(RepoRow).where(col(RepoRow.repo_id) == repo_id).values(**values))
+            session.commit()
+
+    def rename_repo(self, repo_id: str, new_id: str) -> bool:
+        with self._session() as session:
+            row = self._repo_row(session, repo_id)
+            if session.exec(select(RepoRow.id).where(RepoRow.repo_id == new_id)).first():
+                return False
+            former = [name for name in row.former_ids or () if name != new_id] + [repo_id]
+            row.repo_id, row.former_ids, row.renamed_to = new_id, former, None
+            session.add(row)
+            # its subscribers follow it: they asked for this repo, whatever it is called
+            session.exec(
+                update(SubscriptionRow)
+                .where(col(SubscriptionRow.repo_id) == repo_id)
+                .values(repo_id=new_id)
+            )
+            try:
+                session.commit()
+            except IntegrityError:  # the new id tracked concurrently by another process
+                session.rollback()
+                return False
+            return True
+
+    def find_repo(
+        self, *, object_id: str | None = None, former_id: str | None = None
+    ) -> str | None:
+        with self._session() as session:
+            if object_id:
+                query = select(RepoRow.repo_id).where(RepoRow.hub_object_id == object_id)
+                return session.exec(query.order_by(col(RepoRow.id))).first()
+            if not former_id:
+                return None
+            # NOTE: few repos were ever renamed, and a JSON "contains" is not portable SQL
+            rows = session.exec(
+                select(RepoRow.repo_id, RepoRow.former_ids).where(
+                    col(RepoRow.former_ids).is_not(None)
+                )
+            ).all()
+            folded = former_id.casefold()
+            return next(
+                (rid for rid, former in rows if any(f.casefold() == folded for f in former or ())),
+                None,
+            )
+
     def record_failure(self, repo_id: str, error: str, polled_at: datetime) -> int:
         with self._session() as session:
             self._repo_row(session, repo_id)
@@ -151,3 +210,12 @@ class SqlRepoStore(SqlBase, RepoStore):
                 select(EventRow).where(EventRow.repo_pk == repo.id).order_by(col(EventRow.id))
             ).all()
             return [as_event(row) for row in rows]
+
+
+def _identity(row: RepoRow) -> RepoIdentity | None:
+    if row.hub_object_id is None and row.hub_created_at is None:
+        return None
+    created = row.hub_created_at
+    if created is not None and created.tzinfo is None:  # SQLite keeps no offset: stored as UTC
+        created = created.replace(tzinfo=UTC)
+    return RepoIdentity(row.hub_object_id, created)

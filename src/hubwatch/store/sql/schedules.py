@@ -127,6 +127,7 @@ class SqlScheduleStore(SqlBase, ScheduleStore):
                     due_at=utc(sched.due_at) if sched else None,
                     woken=bool(sched and sched.woken_at is not None),
                     listed=sched.listed if sched else None,
+                    object_id=repo.hub_object_id,
                 )
                 for repo, sched in rows
             ]
@@ -139,6 +140,17 @@ class SqlScheduleStore(SqlBase, ScheduleStore):
             ).all()
             pks.update({repo_id: pk for repo_id, pk in rows if pk is not None})
         return pks
+
+    def _leased_pk(self, session: Session, repo_id: str) -> int | None:
+        """The repo a lease was claimed under `repo_id`: a poll that followed a rename holds
+        its lease on, and gives it back, under the name it was claimed by."""
+        pk = self._pks(session, [repo_id]).get(repo_id)
+        if pk is not None:
+            return pk
+        rows = session.exec(
+            select(RepoRow.id, RepoRow.former_ids).where(col(RepoRow.former_ids).is_not(None))
+        ).all()
+        return next((pk for pk, former in rows if repo_id in (former or ())), None)
 
     def _ensure_rows(self, session: Session, pks: Iterable[int]) -> None:
         """Create the schedule rows that do not exist yet (due now); concurrent-safe."""
@@ -266,7 +278,7 @@ class SqlScheduleStore(SqlBase, ScheduleStore):
 
     def renew_lease(self, repo_id: str, owner: str, until: datetime) -> bool:
         with self._session() as session:
-            pk = self._pks(session, [repo_id]).get(repo_id)
+            pk = self._leased_pk(session, repo_id)
             if pk is None:
                 return False
             result = session.execute(
@@ -279,7 +291,7 @@ class SqlScheduleStore(SqlBase, ScheduleStore):
 
     def release_repo(self, repo_id: str, owner: str, *, done: bool, due_at: datetime) -> None:
         with self._session() as session:
-            pk = self._pks(session, [repo_id]).get(repo_id)
+            pk = self._leased_pk(session, repo_id)
             if pk is None:
                 return  # untracked meanwhile
             mine = and_(col(ScheduleRow.repo_pk) == pk, col(ScheduleRow.lease_owner) == owner)

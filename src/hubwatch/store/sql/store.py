@@ -26,7 +26,9 @@ from hubwatch.store.sql.repos import SqlRepoStore
 from hubwatch.store.sql.revisions import SqlRevisionStore
 from hubwatch.store.sql.schedules import SqlScheduleStore
 from hubwatch.store.sql.tables import CursorRow
+from hubwatch.store.sql.timeline import SqlTimelineStore
 from hubwatch.store.sql.webhooks import SqlWebhookStore
+from hubwatch.store.sql.xet import SqlXetTermsStore
 
 
 class SqlStore(
@@ -40,6 +42,8 @@ class SqlStore(
     SqlWebhookStore,
     SqlBrowseStore,
     SqlLineageStore,
+    SqlXetTermsStore,
+    SqlTimelineStore,
     SqlLinkStore,
     Store,
 ):

@@ -30,6 +30,11 @@ class RepoRow(SQLModel, table=True):
     """Polls in a row that failed; reset by a successful one (degraded after a few)."""
     revision_count: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
     """How many revisions are stored, kept by `add_revision`: counting them grew with history."""
+    hub_object_id: str | None = Field(default=None, max_length=64)
+    """The Hub's object id of the repo (`_id`): a rename keeps it, a re-creation does not."""
+    hub_created_at: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True)))
+    former_ids: list[str] | None = Field(default=None, sa_column=Column(JSON))
+    """Names the repo was tracked under before the renames it followed, oldest first."""
 
 
 class RevisionRow(SQLModel, table=True):
@@ -84,6 +89,20 @@ class BlobRow(SQLModel, table=True):
     sha256: str = Field(primary_key=True, max_length=64)
     size: int
     data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+
+
+class XetTermsRow(SQLModel, table=True):
+    """A Xet file's reconstruction terms, by its Xet hash: what the tensor diff of any two
+    stored revisions reads, so a comparison asks the CAS server nothing (issue 33)."""
+
+    __tablename__ = "xet_terms"
+
+    xet_hash: str = Field(primary_key=True, max_length=64)
+    size: int
+    """Bytes of the terms' JSON (`formats.xet.terms_json`), before compression."""
+    data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+    """The terms' JSON, zlib-compressed; at most `store.xet.MAX_TERMS_ROW` bytes."""
+    kept_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
 
 
 class EventRow(SQLModel, table=True):

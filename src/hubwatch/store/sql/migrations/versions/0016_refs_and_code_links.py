@@ -1,7 +1,7 @@
 """refs, code links and linked changes
 
 Revision ID: 0016
-Revises: 0013
+Revises: 0015
 Create Date: 2026-12-02
 
 A tracked repo's refs (branches, tags, open pull requests) and which are diffed against its
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0016"
-down_revision = "0013"
+down_revision = "0015"
 branch_labels = None
 depends_on = None
 
