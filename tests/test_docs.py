@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from hubwatch import errors
@@ -33,16 +34,18 @@ def block_after(marker: str, text: str = README, where: str = "README") -> str:
     return match.group(1)
 
 
-def test_cli_page_help_block_matches_the_real_help() -> None:
+@pytest.mark.parametrize(("marker", "command"), [("help", []), ("track-help", ["track"])])
+def test_cli_page_help_block_matches_the_real_help(marker: str, command: list[str]) -> None:
     result = CliRunner().invoke(
         app,
-        ["--help"],
+        [*command, "--help"],
         prog_name="hubwatch",
         terminal_width=100,
         env={"COLUMNS": "100", "TERM": "dumb", "NO_COLOR": "1"},
     )
     real = "\n".join(line.rstrip() for line in result.stdout.strip("\n").splitlines())
-    assert block_after("help", page("cli.md"), "docs/cli.md") == f"$ hubwatch --help\n{real}\n"
+    typed = " ".join(["hubwatch", *command, "--help"])
+    assert block_after(marker, page("cli.md"), "docs/cli.md") == f"$ {typed}\n{real}\n"
 
 
 def test_every_setting_is_documented() -> None:

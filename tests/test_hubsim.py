@@ -29,6 +29,7 @@ from huggingface_hub.errors import (
 from tests.conftest import DATA
 from tests.support.gitrepo import CommitSpec, add_commits, git, make_repo, safetensors_bytes
 from tests.support.hubsim import FaultPlan, HubSimulator
+from tests.support.hubsim_refs import close_pr, push_to_pr
 
 TRACES = DATA / "hub-traces"
 GRANITE = DATA / "hub-mirrors" / "granite-3.1-1b-a400m-instruct.bundle"
@@ -266,6 +267,20 @@ def test_list_repo_refs_lists_branches_and_tags(api: HfApi, repo: Repo) -> None:
 
     assert {b.name for b in refs.branches} == {"main", "dev"}
     assert [(t.name, t.target_commit) for t in refs.tags] == [("v1", repo.shas[1])]
+
+
+def test_pull_request_refs_are_listed_only_when_asked_and_resolve(api: HfApi, repo: Repo) -> None:
+    head = push_to_pr(repo.git_dir, 4, {"config.json": b'{"eos_token_id": [2, 7]}'})
+
+    refs = api.list_repo_refs("org/model", include_pull_requests=True)
+
+    assert [(p.ref, p.target_commit) for p in refs.pull_requests or []] == [("refs/pr/4", head)]
+    assert api.list_repo_refs("org/model").pull_requests is None
+    assert api.model_info("org/model", revision="refs/pr/4").sha == head
+    commits = api.list_repo_commits("org/model", revision="refs/pr/4")
+    assert commits[0].commit_id == head and commits[1].commit_id == repo.shas[-1]
+    close_pr(repo.git_dir, 4)
+    assert api.list_repo_refs("org/model", include_pull_requests=True).pull_requests == []
 
 
 def test_range_read_of_a_regular_file(sim: HubSimulator, api: HfApi, repo: Repo) -> None:

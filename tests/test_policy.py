@@ -166,6 +166,13 @@ EXAMPLES: dict[tuple[str, str], Change] = {
             ("code.custom_removed", BREAKS, {"breaks": ["m.py still imports it"]}),
         )
     },
+    (
+        "code.dependency_changed",
+        "the dependency's own changes include a security or breaking one",
+    ): c("code.dependency_changed", {"sha": "a" * 40}, {"sha": "b" * 40, "worst": "security"}),
+    ("code.dependency_changed", "any"): c(
+        "code.dependency_changed", {"sha": "a" * 40}, {"sha": "b" * 40, "worst": "info"}
+    ),
     ("license.", MORE): c(
         "license.changed", {"restrictions": []}, {"restrictions": ["non-commercial"]}
     ),

@@ -67,6 +67,9 @@ class RepoCreate(BaseModel):
         default=None, min_length=1, max_length=255, pattern=r"^[^\x00-\x1f]+$"
     )
     """Default: `main` on the Hub; a git remote's default branch, followed (`HEAD`)."""
+    refs: Literal["none", "prs"] | None = None
+    """Which refs to diff against the branch each poll (`prs`: open pull requests); None:
+    as stored (none for a new repo)."""
 
 
 class RevisionPublic(_Public):
@@ -331,3 +334,36 @@ class DerivativePublic(BaseModel):
     worst: Severity | None
     checked_at: datetime | None
     detail: str | None
+
+
+class GitRefPublic(BaseModel):
+    """One ref of a tracked repo as last listed: a branch, tag, convert branch or open PR."""
+
+    kind: Literal["branch", "tag", "convert", "pull_request"]
+    ref: str
+    target: str
+    pr: int | None
+    """N of `refs/pr/N`."""
+
+
+class CodeLinkPublic(BaseModel):
+    """A repo whose code the model loads, tracked as its dependency."""
+
+    target: str
+    kind: Literal["auto_map", "kernel"]
+    via: str
+    """The config value that names it."""
+
+
+class LinkedChangesPublic(BaseModel):
+    """Changes reported on a repo that are not its branch's history: what an open pull
+    request would change (against the branch's head), or what a code dependency changed."""
+
+    origin: Literal["pull_request", "dependency"]
+    source: str
+    """The pull request's ref (`refs/pr/12`), or the dependency's repo id."""
+    label: str
+    head: str
+    base: str | None
+    observed_at: datetime | None
+    changes: list[ChangePublic]

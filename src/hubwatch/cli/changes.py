@@ -24,6 +24,7 @@ from hubwatch.cli.base import (
 )
 from hubwatch.cli.render import change_detail, changes_grid, folding, severity_label
 from hubwatch.models import Change, RepoEvent, RevisionChanges, Severity
+from hubwatch.models.refs import LinkedChanges, LinkOrigin
 from hubwatch.models.timestamps import to_minute
 
 
@@ -42,6 +43,7 @@ def _changes_json(
     recorded: list[RevisionChanges],
     events: list[tuple[RepoEvent, Change]],
     detail: bool = False,
+    linked: list[LinkedChanges] | None = None,
 ) -> dict[str, Any]:
     """The history as JSON. A change's detail (a unified diff, a rendered span) is left out
     unless `detail`: then each distinct text is kept once under `details`, and the change
@@ -71,6 +73,18 @@ def _changes_json(
             for rc in recorded
         ],
         "events": [{"at": e.at, "sha": e.sha, "change": change(c)} for e, c in events],
+        "linked": [
+            {
+                "origin": lc.origin.value,
+                "source": lc.source,
+                "label": lc.label,
+                "head": lc.head,
+                "base": lc.base,
+                "observed_at": lc.observed_at,
+                "changes": [change(c) for c in lc.changes],
+            }
+            for lc in linked or []
+        ],
     }
     if detail:
         body["details"] = details
@@ -121,10 +135,15 @@ def changes(
             and (severity is None or change.severity.rank >= severity.rank)
             and (start is None or (event.at is not None and event.at >= start))
         ]
+        linked = [
+            lc
+            for lc in store.linked_changes(repo_id, min_severity=severity)
+            if start is None or (lc.observed_at is not None and lc.observed_at >= start)
+        ]
     if newest_first:
-        recorded, events = recorded[::-1], events[::-1]
+        recorded, events, linked = recorded[::-1], events[::-1], linked[::-1]
     if as_json:
-        print_json(_changes_json(repo_id, recorded, events, detail))
+        print_json(_changes_json(repo_id, recorded, events, detail, linked))
         return
     for rc in recorded:
         rev = rc.revision
@@ -134,8 +153,21 @@ def changes(
     if events:
         out.print("[bold]repo events[/]")
         _print_changes([(to_minute(event.at), change) for event, change in events], detail)
-    if not recorded and not events:
+    for lc in linked:
+        out.print(_linked_title(lc), soft_wrap=False, overflow="fold", highlight=False)
+        _print_changes([(None, c) for c in lc.changes], detail)
+    if not recorded and not events and not linked:
         out.print("no recorded changes", highlight=False)
+
+
+def _linked_title(lc: LinkedChanges) -> str:
+    """The line over changes that are not the branch's history: `PR #12 1a2b3c4d5e6f would
+    change, against main's 0f9e…`, or `dependency org/code 1a2b… changed`."""
+    when = to_minute(lc.observed_at) if lc.observed_at else ""
+    if lc.origin is LinkOrigin.PULL_REQUEST:
+        against = f", against {lc.base[:12]}" if lc.base else ""
+        return f"[bold]{lc.label} {lc.head[:12]}[/] {when} would change{against}:"
+    return f"[bold]{shown(lc.label)} {lc.head[:12]}[/] {when} changed:"
 
 
 def _print_changes(rows: list[tuple[str | None, Change]], detail: bool) -> None:

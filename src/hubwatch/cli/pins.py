@@ -251,6 +251,14 @@ def _table(report: Report, threshold: Severity) -> None:
     for p in report.pins:
         for note in p.notes:
             err.print(f"{shown(p.pin.path)}:{p.pin.line}: {shown(note)}", highlight=False)
+        for lc in p.dependencies:
+            worst = max((c.severity for c in lc.changes), key=lambda s: s.rank, default=None)
+            out.print(
+                f"{shown(p.pin.path)}:{p.pin.line} {shown(p.pin.repo or '')} loads code from "
+                f"{shown(lc.source)}, which changed ({worst.value if worst else 'info'}): pin "
+                f"code_revision={lc.head}",
+                highlight=False,
+            )
     project = report.project
     if project is not None and project.state is AdvisoryState.OK:
         waived = {w.finding for w in project.waivers}

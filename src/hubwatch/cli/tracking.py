@@ -37,6 +37,7 @@ from hubwatch.models import (
     strip_credentials,
     validate_repo_id,
 )
+from hubwatch.models.refs import RefWatch
 from hubwatch.models.timestamps import to_minute
 
 if TYPE_CHECKING:
@@ -69,8 +70,18 @@ def track(
         int,
         typer.Option(min=1, max=5, help="How many levels of bases --with-base follows."),
     ] = 2,
+    refs: Annotated[
+        RefWatch | None,
+        typer.Option(
+            help="Which refs to diff against the branch each poll: prs (each open pull "
+            "request's head, when it moves) or none. Default: as stored (none at first)."
+        ),
+    ] = None,
 ) -> None:
-    """Track a repo and backfill its whole history, oldest revision first."""
+    """Track a repo and backfill its whole history, oldest revision first.
+
+    Repos whose code it loads (auto_map targets in other repos, kernel repos) are tracked too,
+    as its dependencies."""
     ref = _ref(repo_id, source, url, branch)
     progress = progress_bar(terminal_only=False)
     task = progress.add_task(f"backfilling {shown(repo_id)}", total=None)
@@ -90,10 +101,12 @@ def track(
         from hubwatch.runtime import runtime
     try:
         with runtime(cfg) as rt:
-            result = rt.tracker.track(ref, advance)
+            result = rt.tracker.track(ref, advance, refs)
             if with_base and not result.failure:
                 _track_bases(rt.tracker, rt.store, result.repo_id, base_depth)
             if not result.failure:
+                for link in rt.store.links_of(result.repo_id):
+                    err.print(f"tracking dependency {shown(link.target)} ({link.kind.value})")
                 found = severities(rt.store, result.repo_id, result.new)
                 held = rt.store.get_repo(result.repo_id).revisions
     finally:

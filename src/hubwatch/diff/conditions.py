@@ -345,3 +345,9 @@ AUTO_MAP_RETARGETED = Condition(
 AUTO_MAP_KNOWN = Condition(
     "an Auto class added for a class the repo already had", _auto_map("existing")
 )
+
+
+DEPENDENCY_RISKY = Condition(
+    "the dependency's own changes include a security or breaking one",
+    lambda change: _side(change.after, "worst") in ("security", "breaking"),
+)

@@ -28,6 +28,7 @@ from hubwatch.diff.conditions import (
     CODE_RUNS,
     CODE_UNREACHED,
     CODE_UNREAD,
+    DEPENDENCY_RISKY,
     DIFFER_BREAKING,
     DIFFER_SECURITY,
     EOS_FORM,
@@ -227,6 +228,13 @@ RULES: tuple[Rule, ...] = (
     _row("code.requirements", ANY, SECURITY, "other packages are installed"),
     _row("code.custom_removed", CODE_BREAKS, BREAKING, "a loader config or module still needs it"),
     _row("code.custom_removed", ANY, INFO, "less to trust"),
+    _row(
+        "code.dependency_changed",
+        DEPENDENCY_RISKY,
+        SECURITY,
+        "code it loads from another repo got riskier or breaks: pin code_revision",
+    ),
+    _row("code.dependency_changed", ANY, BEHAVIOR, "code it loads from another repo changed"),
     # licence files (LICENSE, MODEL_LICENSE, NOTICE…), read as text
     _row("license.", LICENSE_MORE, BREAKING, "you may no longer use the model as you did"),
     _row("license.", LICENSE_LESS, BEHAVIOR, "the model may be used in more ways"),

@@ -21,6 +21,7 @@ from hubwatch.models import (
     SourceKind,
     StoredRevision,
 )
+from hubwatch.models.refs import LinkedChanges, LinkOrigin
 from hubwatch.pins.findings import AdvisoryState, ProjectAudit, Waiver, advisory_state
 from hubwatch.pins.ignores import Ignore
 from hubwatch.pins.model import Pin, RefKind
@@ -28,6 +29,7 @@ from hubwatch.pins.reach import identity_changes, same_files, tracked_name
 from hubwatch.store.advisories import AdvisoryStore
 from hubwatch.store.browse import BrowseStore
 from hubwatch.store.changes import ChangeStore
+from hubwatch.store.links import LinkStore
 from hubwatch.store.repos import RepoStore, RevisionStore
 
 Ensure = Callable[[RepoRef], None]
@@ -36,8 +38,11 @@ Recheck = Callable[[str, CommitSha], object]
 """Checks one stored revision's advisories again (AdvisoryAttacher.attach)."""
 
 
-class PinStore(RepoStore, RevisionStore, ChangeStore, AdvisoryStore, BrowseStore, Protocol):
-    """What a check reads: each pinned repo, its revisions, their changes and advisories."""
+class PinStore(
+    RepoStore, RevisionStore, ChangeStore, AdvisoryStore, BrowseStore, LinkStore, Protocol
+):
+    """What a check reads: each pinned repo, its revisions, their changes and advisories, and
+    the changes of the repos whose code it loads."""
 
 
 class PinStatus(StrEnum):
@@ -99,6 +104,9 @@ class PinReport:
     """Ids of the accepted advisories of the pinned revision."""
     waived_status: bool = False
     """Whether the pin itself is accepted as it stands (floating, behind)."""
+    dependencies: tuple[LinkedChanges, ...] = ()
+    """The newest change of each repo whose code the model loads: a pin of the model does not
+    hold that code (`code_revision=` does), so it is what a load gets now."""
     moved_to: str | None = None
     """The repo's name now, where the pin names it by one it left in a rename."""
     identity: tuple[Change, ...] = ()
@@ -151,6 +159,12 @@ class PinReport:
     def severity(self) -> Severity | None:
         """The worst of its counted changes, advisories (security) and status."""
         found = [c.severity for rc in self.changes for c in self.counted(rc)]
+        found += [
+            c.severity
+            for lc in self.dependencies
+            for c in lc.changes
+            if (lc.head, c.kind) not in self.waived_changes
+        ]
         found += [c.severity for c in self.identity]
         if self.moved_to:
             found.append(_MOVED_SEVERITY)
@@ -273,7 +287,10 @@ def check(
             failures[repo_id] = stale.pop(repo_id, str(exc))
     if recheck is not None and advisories:
         _recheck(store, [p for p in pins if p.repo not in failures], recheck)
-    reports = (check_pin(store, pin, failures) for pin in pins)
+    reports = (
+        dataclasses.replace(r, dependencies=_dependencies(store, r))
+        for r in (check_pin(store, pin, failures) for pin in pins)
+    )
     return Report(
         tuple(
             dataclasses.replace(
@@ -286,6 +303,18 @@ def check(
             for r, original in zip(reports, originals, strict=True)
         )
     )
+
+
+def _dependencies(store: PinStore, report: PinReport) -> tuple[LinkedChanges, ...]:
+    """The newest dependency change of each repo the pinned model loads code from now."""
+    if report.pin.repo is None or report.status in (PinStatus.UNRESOLVED, PinStatus.FAILED):
+        return ()
+    loads = {link.target for link in store.links_of(report.pin.repo)}
+    newest: dict[str, LinkedChanges] = {}
+    for lc in store.linked_changes(report.pin.repo):
+        if lc.origin is LinkOrigin.DEPENDENCY and lc.source in loads:
+            newest[lc.source] = lc  # oldest first: the last one stays
+    return tuple(newest[target] for target in sorted(newest))
 
 
 def _recheck(store: PinStore, pins: Sequence[Pin], recheck: Recheck) -> None:

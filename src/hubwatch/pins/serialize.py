@@ -147,6 +147,17 @@ def pin_report_json(report: PinReport) -> dict[str, Any]:
         "bump_to": report.bump_to,
         "severity": severity.value if severity else None,
         "changes": _revisions(report.changes),
+        "dependencies": [
+            {
+                "repo": lc.source,
+                "code_revision": lc.head,
+                "changes": [
+                    {"kind": c.kind, "severity": c.severity.value, "summary": c.summary}
+                    for c in lc.changes
+                ],
+            }
+            for lc in report.dependencies
+        ],
         "advisory_state": state.value if state else None,
         "advisories": _advisories(report.advisories, state, report.waived_advisories),
         "newest_advisories": _advisories(

@@ -11,6 +11,7 @@ from datetime import datetime
 from hubwatch.errors import ContentUnavailable
 from hubwatch.models import CommitInfo, CommitSha, FileEntry, RepoRef, RepoStatus
 from hubwatch.models.lineage import Derivative, Relation
+from hubwatch.models.refs import GitRef
 
 
 class RevisionSource(ABC):
@@ -71,6 +72,11 @@ class RevisionSource(ABC):
         Raises ContentUnavailable where the source has no Xet storage (git, plain LFS).
         """
         raise ContentUnavailable(f"{repo.repo_id}: this source stores no file in Xet")
+
+    def list_refs(self, repo: RepoRef) -> list[GitRef]:
+        """Every branch, tag and open pull request ref of the repo, with the commit each points
+        to. Raises ContentUnavailable where the source cannot list them."""
+        raise ContentUnavailable(f"{repo.repo_id}: this source lists no refs")
 
     def reading(self, repo: RepoRef, sha: CommitSha) -> AbstractContextManager[object]:
         """A block in which the listing and reads of `sha` may share one connection or

@@ -26,6 +26,7 @@ from hubwatch.errors import (
 )
 from hubwatch.models import CommitInfo, CommitSha, FileEntry, RepoRef, RepoStatus
 from hubwatch.models.lineage import Derivative, Relation
+from hubwatch.models.refs import GitRef, RefKind
 from hubwatch.outbound.client import paced
 from hubwatch.sources.base import ChangeFeed, DerivativeListing, Modified, RevisionSource
 from hubwatch.sources.hubanswers import (
@@ -148,6 +149,25 @@ class HubSource(RevisionSource, ChangeFeed, DerivativeListing):
                 if len(data) >= skip + length:
                     break  # closing the stream here is what keeps weights from downloading
             return bytes(data[skip : skip + length])
+
+    def list_refs(self, repo: RepoRef) -> list[GitRef]:
+        """The refs endpoint (`GET /api/models/{id}/refs?include_prs=1`): one api-quota request
+        for every branch, tag, convert branch and open pull request head."""
+        found = self._call(
+            repo, lambda: self._api.list_repo_refs(repo.repo_id, include_pull_requests=True)
+        )
+        groups = (
+            (RefKind.BRANCH, found.branches),
+            (RefKind.TAG, found.tags),
+            (RefKind.CONVERT, found.converts),
+            (RefKind.PULL_REQUEST, found.pull_requests or []),
+        )
+        return [
+            GitRef(kind, item.ref, CommitSha(item.target_commit))
+            for kind, items in groups
+            for item in items
+            if item.ref and item.target_commit
+        ]
 
     def reconstruction(self, repo: RepoRef, sha: CommitSha, xet_hash: str) -> bytes:
         return self._xet.reconstruction(repo, sha, xet_hash)

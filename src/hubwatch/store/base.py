@@ -10,6 +10,7 @@ from hubwatch.store.changes import ChangeStore
 from hubwatch.store.estimates import EstimateStore
 from hubwatch.store.known import KnownContent
 from hubwatch.store.lineage import LineageStore
+from hubwatch.store.links import LinkStore
 from hubwatch.store.outage import Outage
 from hubwatch.store.repos import RepoStore, RevisionStore
 from hubwatch.store.scheduling import ScheduleStore
@@ -31,6 +32,7 @@ class Store(
     LineageStore,
     XetTermsStore,
     TimelineStore,
+    LinkStore,
 ):
     """Everything persisted: each concept's interface, for callers that need several.
 

@@ -7,7 +7,7 @@ history and reachability (`history.py`), then each new revision (`revisions.py`)
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 import structlog
@@ -16,13 +16,15 @@ from hubwatch.caching import Memo
 from hubwatch.diff import Differ
 from hubwatch.errors import HubwatchError, InvalidRepoId, StoreUnavailable, TokenRefused
 from hubwatch.lineage.judge import LineageJudge
-from hubwatch.models import RepoRef, RepoStatus, SourceKind
+from hubwatch.models import CommitSha, RepoRef, RepoStatus, SourceKind
+from hubwatch.models.refs import RefWatch
 from hubwatch.models.timestamps import now
 from hubwatch.sources.base import RevisionSource
 from hubwatch.sources.retry import RetryPolicy
 from hubwatch.store.repos import RepoStore
 from hubwatch.tracker.history import list_history
 from hubwatch.tracker.identity import check_identity, current, follow_rename
+from hubwatch.tracker.links import report_to_dependents, update_links
 from hubwatch.tracker.record import (
     DEGRADED_AFTER,
     PollResult,
@@ -33,6 +35,7 @@ from hubwatch.tracker.record import (
     log_crash,
     record_failure,
 )
+from hubwatch.tracker.refs import RefsStep
 from hubwatch.tracker.revisions import Progress, RevisionHook, RevisionPipeline
 from hubwatch.tracker.snapshot import Limits
 from hubwatch.tracker.status import read_status
@@ -70,6 +73,7 @@ class Tracker:
             lineage or LineageJudge(memo=memo),
             memo,
         )
+        self._refs = RefsStep(self._revisions.limits, differs, memo)
 
     def _source(self, repo: RepoRef) -> RevisionSource:
         try:
@@ -77,8 +81,11 @@ class Tracker:
         except KeyError:
             raise HubwatchError(f"no {repo.source.value} source is configured") from None
 
-    def track(self, repo: RepoRef, progress: Progress | None = None) -> PollResult:
-        """Start tracking `repo` and backfill its whole history; idempotent.
+    def track(
+        self, repo: RepoRef, progress: Progress | None = None, refs: RefWatch | None = None
+    ) -> PollResult:
+        """Start tracking `repo` and backfill its whole history; idempotent. `refs`: which of
+        its refs to diff against the branch from now on (None: as stored, none at first).
 
         Raises the source's error (or a HubwatchError for a bug) when the repo cannot be read
         at all; what goes wrong after that is recorded, as by `poll`.
@@ -95,6 +102,8 @@ class Tracker:
             raise HubwatchError(message) from exc
         repo = _canonical(repo, status.repo_id)
         self._store.add_repo(repo)
+        if refs is not None:
+            self._store.watch_refs(repo.repo_id, refs)
         return self.poll(repo.repo_id, progress)
 
     def poll(
@@ -157,6 +166,7 @@ class Tracker:
         if run.tracked.head == status.head and known.get(status.head):
             run.result.idle = True
             self._store.update_repo(repo_id, polled_at=now(), clear_error=True)
+            self._linked(run, status.head)
             run.succeeded()
             log.debug("poll_idle", head=status.head)
             return
@@ -165,7 +175,32 @@ class Tracker:
         # the listing is newer than `status` when a commit landed in between
         head = commits[0].sha if commits else status.head
         self._store.update_repo(repo_id, head=head, polled_at=now(), clear_error=True)
+        self._linked(run, head)
         run.succeeded()
+
+    def _linked(self, run: PollRun, head: CommitSha) -> None:
+        """The steps whose changes are reported apart from the branch's history: its code
+        links and its dependents (after new revisions), its pull requests (where asked). Their
+        failures are logged, and leave the poll a success: the next poll runs them again."""
+        before = run.tracked.head
+        steps: list[tuple[str, Callable[[], object]]] = [
+            ("refs", lambda: self._refs.run(run, head))
+        ]
+        if run.result.new and head in self._store.known_shas(run.repo.repo_id):
+            steps.insert(
+                0, ("links", lambda: update_links(run, head, self.track, self._revisions.memo))
+            )
+            if before is not None and before != head:
+                steps.insert(1, ("dependents", lambda: report_to_dependents(run, before, head)))
+        for name, step in steps:
+            try:
+                step()
+            except (PollStopped, StoreUnavailable):
+                raise
+            except HubwatchError as exc:
+                log.warning("poll_step_failed", step=name, error=str(exc))
+            except Exception as exc:  # a bug in one step must not undo the poll's success
+                log_crash("poll_step_crashed", exc, step=name)
 
 
 def _canonical(repo: RepoRef, answered: str) -> RepoRef:

@@ -14,14 +14,15 @@ from hubwatch.models import CommitSha, EventKind, RepoEvent, RepoRef, RepoState,
 from hubwatch.models.timestamps import now
 from hubwatch.sources.base import RevisionSource
 from hubwatch.sources.retry import RetryPolicy
+from hubwatch.store.links import LinkStore
 from hubwatch.store.repos import RepoStore
 from hubwatch.store.scheduling import ScheduleStore
 from hubwatch.tracker.partial import one_line
 
 
-class PollStore(LineageReads, ScheduleStore, Protocol):
+class PollStore(LineageReads, ScheduleStore, LinkStore, Protocol):
     """What one poll reads and writes: the repo and its events, its revisions and their contents,
-    their changes and lineage, and whether the listing vouches for it."""
+    their changes and lineage, whether the listing vouches for it, its refs and code links."""
 
 
 log = structlog.get_logger(__name__)

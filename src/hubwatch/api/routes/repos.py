@@ -46,6 +46,7 @@ from hubwatch.models import (
     strip_credentials,
 )
 from hubwatch.models.gguf import is_gguf
+from hubwatch.models.refs import RefWatch
 from hubwatch.sources.giturls import GitUrlPolicy
 from hubwatch.store.browse import BrowseStore
 from hubwatch.tracker.compare import diff_stored
@@ -86,6 +87,8 @@ def track_repo(
     ref = RepoRef(body.repo_id, source, url, branch)
     if not store.add_repo(ref):
         response.status_code = 200
+    if body.refs is not None:
+        store.watch_refs(body.repo_id, RefWatch(body.refs))
     return repo_public(store.get_repo(body.repo_id))
 
 

@@ -20,6 +20,7 @@ from hubwatch.store.sql.changes import SqlChangeStore
 from hubwatch.store.sql.estimates import SqlEstimateStore
 from hubwatch.store.sql.known import SqlKnownContent
 from hubwatch.store.sql.lineage import SqlLineageStore
+from hubwatch.store.sql.links import SqlLinkStore
 from hubwatch.store.sql.migrate import current, shipped_head, upgrade
 from hubwatch.store.sql.repos import SqlRepoStore
 from hubwatch.store.sql.revisions import SqlRevisionStore
@@ -43,6 +44,7 @@ class SqlStore(
     SqlLineageStore,
     SqlXetTermsStore,
     SqlTimelineStore,
+    SqlLinkStore,
     Store,
 ):
     """Store on SQLite or PostgreSQL; the URL decides. Each part is a mixin over `SqlBase`."""

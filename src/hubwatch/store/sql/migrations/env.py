@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from alembic import context
 
+from hubwatch.store.sql import link_tables  # noqa: F401 - its tables join the metadata
 from hubwatch.store.sql.tables import metadata
 
 engine = context.config.attributes["engine"]
