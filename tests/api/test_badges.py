@@ -143,6 +143,7 @@ def test_every_badge_kind_answers_svg_matching_its_json_badge(
     response = api.get(f"/api/v1/badges/org/model/{kind}.svg", params=params)
     assert response.status_code == 200
     assert response.headers["content-type"] == "image/svg+xml"
+    assert response.headers["content-security-policy"].startswith("default-src 'none'")
     drawn = drawn_texts(response.text)
     label, message = json_badge["label"], json_badge["message"]
     assert drawn["title"] == drawn["aria-label"] == f"{label}: {message}"

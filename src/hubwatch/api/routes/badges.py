@@ -241,7 +241,9 @@ async def get_badge_svg(
     as `![breaking](https://hubwatch.example/api/v1/badges/ORG/NAME/breaking.svg)`."""
     found = await _found(store, org, name, kind, pinned)
     drawn = badge_svg(found.label, found.message, found.color)
-    return Response(drawn, media_type="image/svg+xml", headers=_cache(found))
+    # An SVG opened on its own is a document: nothing in it may run or load, whatever slips in.
+    headers = {**_cache(found), "Content-Security-Policy": "default-src 'none'"}
+    return Response(drawn, media_type="image/svg+xml", headers=headers)
 
 
 @router.get("/badges/{org}/{name}/{kind}", response_model=Badge, response_model_exclude_none=True)
