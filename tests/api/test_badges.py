@@ -104,6 +104,9 @@ def test_every_repo_state_has_a_status_badge(
     store.update_repo("org/model", state=state)
     badge = get(api, "org/model/status")
     assert badge["message"] == state.value and "isError" not in badge
+    drawn = drawn_texts(api.get("/api/v1/badges/org/model/status.svg").text)
+    assert drawn["texts"] == ["hubwatch", state.value]
+    assert svg_color(badge["color"]) in drawn["fills"] and badge["color"] in SHIELDS_COLORS
 
 
 @pytest.fixture(scope="module")
