@@ -50,6 +50,7 @@ def test_one_blob_under_100_paths_is_read_and_stored_once(tmp_path: Path) -> Non
             CommitSpec({"README.md": b"# a model\n"}, message="Start"),
             CommitSpec(paths, message="One config under a hundred folders"),
         ],
+        bare=True,  # no work tree: 3 GB of checked-out copies would be the test's slowest part
         lfs_patterns=(),
     )
     data = tmp_path / "data"

@@ -18,9 +18,11 @@ pytestmark = pytest.mark.slow
 REPO_ID = "org/crashy"
 
 
-def _history(
-    url: str,
-) -> list[tuple[str, str, tuple[str, ...], tuple[tuple[str, str | None], ...]]]:
+Revision = tuple[str, str, tuple[str, ...], tuple[tuple[str, str | None], ...]]
+"""A stored revision as compared: sha, date, changed files, every file with its content hash."""
+
+
+def _history(url: str) -> list[Revision]:
     store = SqlStore(url)
     try:
         result = []
@@ -74,11 +76,14 @@ def _start(
 COMMITS = 100
 
 
-def test_sigkill_during_backfill_loses_and_duplicates_nothing(db_url: str, tmp_path: Path) -> None:
-    upstream = tmp_path / "up"
+@pytest.fixture(scope="module")
+def upstream(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Revision]]:
+    """The upstream repo and its history as one uninterrupted run records it: read-only, built
+    once for both databases."""
+    tmp = tmp_path_factory.mktemp("crashy")
     # Each commit changes a sizeable tokenizer file, so each revision is a real write.
     make_repo(
-        upstream,
+        tmp / "up",
         [
             CommitSpec(
                 {
@@ -90,12 +95,24 @@ def test_sigkill_during_backfill_loses_and_duplicates_nothing(db_url: str, tmp_p
             for i in range(COMMITS)
         ],
     )
+    # The reference: one uninterrupted run into a fresh SQLite database.
+    reference_url = f"sqlite:///{tmp / 'reference.db'}"
+    ref = _start(reference_url, tmp / "ref-data", tmp / "up", capture=True)
+    _, stderr = ref.communicate(timeout=120)
+    assert ref.returncode == 0, stderr.decode()
+    return tmp / "up", _history(reference_url)
+
+
+def test_sigkill_during_backfill_loses_and_duplicates_nothing(
+    db_url: str, tmp_path: Path, upstream: tuple[Path, list[Revision]]
+) -> None:
+    upstream_path, uninterrupted = upstream
     kills = 0
     # First a kill at a fixed delay (start-up, migrations, the mirror clone), then kills once
     # the store holds a few more revisions than before (the next write is then under way).
     for round_ in range(6):
         before = _count(db_url)
-        proc = _start(db_url, tmp_path / "data", upstream)
+        proc = _start(db_url, tmp_path / "data", upstream_path)
         if round_ == 0:
             time.sleep(0.3)
         else:
@@ -110,16 +127,9 @@ def test_sigkill_during_backfill_loses_and_duplicates_nothing(db_url: str, tmp_p
     assert kills == 6, "the backfill finished before it could be interrupted"
     assert _count(db_url) < COMMITS
 
-    final = _start(db_url, tmp_path / "data", upstream, capture=True)
+    final = _start(db_url, tmp_path / "data", upstream_path, capture=True)
     _, stderr = final.communicate(timeout=120)
     assert final.returncode == 0, stderr.decode()
 
-    # The reference: one uninterrupted run into a fresh SQLite database.
-    reference_url = f"sqlite:///{tmp_path / 'reference.db'}"
-    ref = _start(reference_url, tmp_path / "ref-data", upstream, capture=True)
-    _, stderr = ref.communicate(timeout=120)
-    assert ref.returncode == 0, stderr.decode()
-
-    interrupted, uninterrupted = _history(db_url), _history(reference_url)
     assert len(uninterrupted) == COMMITS
-    assert interrupted == uninterrupted
+    assert _history(db_url) == uninterrupted

@@ -10,6 +10,7 @@ import pytest
 
 from hubwatch.caching import Memo
 from hubwatch.diff import DIFFERS, diff_revisions
+from hubwatch.diff.config import auto_map_changes
 from hubwatch.diff.events import event_change
 from hubwatch.diff.tokenizer.tokenizer_json import split_tokenizer_json
 from hubwatch.formats.view import RevisionView
@@ -289,6 +290,56 @@ def test_change_kind(case: Case) -> None:
     assert change.severity is case.severity, change.summary
     assert case.says in change.summary + (change.detail or ""), change
     assert not [c for c in changes if c.kind == "diff.failed"]
+
+
+MODEL = "class Model:\n    pass\n\n\nclass Other:\n    pass\n"
+
+
+def auto_map(**entries: str) -> dict[str, Any]:
+    return {"config.json": cfg(auto_map=entries)}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "summary"),
+    [
+        (
+            {**auto_map(AutoModel="modeling_x.Model"), "modeling_x.py": MODEL},
+            {**auto_map(AutoModel="modeling_y.Model"), "modeling_y.py": "class Model: ...\n"},
+            "config.json: auto_map changed: AutoModel now loads code the repo did not have "
+            "(modeling_y.py).",
+        ),
+        (
+            {**auto_map(AutoModel="modeling_x.Model"), "modeling_x.py": MODEL},
+            {
+                **auto_map(AutoModel="modeling_x.Other", AutoConfig="c.C"),
+                "modeling_x.py": MODEL,
+                "c.py": "class C: ...\n",
+            },
+            "config.json: auto_map changed: AutoConfig now loads code the repo did not have "
+            "(c.py); AutoModel now loads another of the repo's classes (modeling_x.py).",
+        ),
+        (
+            auto_map(AutoModel="m.A", AutoConfig="m.B"),
+            auto_map(AutoModel="n.A", AutoConfig="org/r--n.B"),
+            "config.json: auto_map changed: AutoConfig, AutoModel now load code the repo did not "
+            "have (n.py in org/r, n.py).",
+        ),
+    ],
+)
+def test_an_auto_map_change_says_what_each_class_now_loads(
+    old: dict[str, Any], new: dict[str, Any], summary: str
+) -> None:
+    change = _find(diff_revisions(view(old), view(new)), "config.auto_map")
+    assert change.summary == summary
+
+
+def test_an_auto_map_change_unseen_says_the_code_differs_and_where() -> None:
+    before, after = {"AutoModel": "modeling_x.M"}, {"AutoModel": "modeling_y.M"}
+    [change] = auto_map_changes(before, after, "vision/config.json")
+    assert change.summary == (
+        "vision/config.json: auto_map changed: AutoModel now loads different custom code "
+        "(vision/modeling_y.py)."
+    )
 
 
 def test_identical_revisions_have_no_changes() -> None:

@@ -326,7 +326,7 @@ def test_no_op_changes_are_dropped(change: Change) -> None:
     "summary",
     [
         "tokenizer.json: the normalizer changed (Sequence → Sequence).",  # kinds shown, not values
-        "largest serving batch per card: T4 1 -> 1 ×2 (two cards)",
+        "largest serving batch per card: T4 1 → 1 ×2 (two cards)",
         "Weights changed: 2 file(s), 10 bytes → 2 file(s), 10 bytes.",
         'special tokens changed: eos_token "</s>" → "</s>", pad_token unset → "<pad>".',
         "a 11 → 1.",
@@ -419,9 +419,9 @@ def test_max_batch_keeps_the_two_card_qualifier() -> None:
         return Estimate(ok=True, max_batch={"serving": {"T4": fit}})
 
     [change] = estimate_changes(est(1, 2), est(7, 2))
-    assert "T4 1 ×2 (two cards) -> 7 ×2 (two cards)" in change.summary
+    assert "T4 1 ×2 (two cards) → 7 ×2 (two cards)" in change.summary
     [change] = estimate_changes(est(1, 1), est(1, 2))
-    assert "T4 1 -> 1 ×2 (two cards)" in change.summary and not is_noop(change)
+    assert "T4 1 → 1 ×2 (two cards)" in change.summary and not is_noop(change)
 
 
 def test_the_markdown_table_has_a_row_per_rule() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import socket
@@ -14,12 +15,14 @@ import pytest
 import uvicorn
 
 from hubwatch.api import create_app
-from hubwatch.models import CommitSha
+from hubwatch.api.routes.pages import after_path
+from hubwatch.models import Change, CommitSha, Severity
 from hubwatch.settings import Settings
 from hubwatch.store.sql import SqlStore
 from tests.support.asgi import InProcess
 from tests.support.require import REQUIRE_BROWSER, require
-from tests.support.served import SCRIPT, fill
+from tests.support.served import CONFIG, REPO, SCRIPT, fill
+from tests.test_store import sha, snapshot
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -71,6 +74,39 @@ def test_upstream_markup_is_escaped_everywhere(api: InProcess, shas: list[str]) 
         assert SCRIPT not in response.text
         assert ESCAPED in response.text
         assert "default-src 'none'" in response.headers["content-security-policy"]
+
+
+def test_a_change_names_its_file_once(store: SqlStore, shas: list[str]) -> None:
+    located = Change(
+        "chat_template.rendered",
+        Severity.BEHAVIOR,
+        "tokenizer_config.json: the chat template renders 2 of 6 conversations differently",
+        "tokenizer_config.json",
+    )
+    snap = snapshot(4, {"config.json": CONFIG, "tokenizer_config.json": b"[]"}, parent=3)
+    store.add_revision(REPO.repo_id, dataclasses.replace(snap, changes=(located,), base=sha(3)))
+    page = InProcess(create_app(store, Settings())).get(f"/repos/org/model/revisions/{sha(4)}")
+    assert (
+        "<code>chat_template.rendered</code> in <code>tokenizer_config.json</code>: the chat "
+        "template renders 2 of 6 conversations differently" in page.text
+    )
+    assert page.text.count("tokenizer_config.json: ") == 0
+
+
+@pytest.mark.parametrize(
+    ("summary", "path", "shown"),
+    [
+        ("config.json: eos 1 → 2", "config.json", "eos 1 → 2"),
+        ("Weights changed: 2 file(s)", "model.safetensors", "Weights changed: 2 file(s)"),
+        ("config.json: x", None, "config.json: x"),
+        ("sub/config.json: x", "config.json", "sub/config.json: x"),  # another file: kept
+        (None, "config.json", ""),
+    ],
+)
+def test_a_summary_loses_only_the_path_the_page_shows(
+    summary: str | None, path: str | None, shown: str
+) -> None:
+    assert after_path(summary, path) == shown
 
 
 def test_unknown_pages_answer_404(api: InProcess) -> None:

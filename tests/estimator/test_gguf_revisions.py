@@ -82,7 +82,7 @@ def test_weights_growing_in_a_quantization_file_is_behavior() -> None:
     assert weights.severity is Severity.BEHAVIOR and weights.path == Q4
     # 16,061,055,232 − 5,172,420,864 = 10,888,634,368 bytes = 10.14 GiB
     assert weights.summary.startswith(
-        "Q4_K_M: weights memory grew by 10.14 GiB, 4.82 GiB -> 14.96 GiB"
+        "Q4_K_M: weights memory grew by 10.14 GiB, 4.82 GiB → 14.96 GiB"
     )
     assert (weights.before, weights.after) == (Q4_BYTES, F16_BYTES)
     # an L4's 22.5 GiB held 4.82 GiB of weights and the 16 GiB cache, not 14.96 GiB of them
@@ -100,8 +100,8 @@ def test_a_parameter_change_in_a_quantization_is_reported_once() -> None:
     changes = [c for c in apply_policy(estimate_changes(old, new)) if "parameters" in c.kind]
     [params] = changes
     assert params.kind == "estimate.gguf_parameters" and params.severity is Severity.BEHAVIOR
-    # 525,336,576 fewer: 8,030,261,248 -> 7,504,924,672
-    assert params.summary == "Q4_K_M: parameters 8,030,261,248 -> 7,504,924,672 (-525,336,576)"
+    # 525,336,576 fewer: 8,030,261,248 → 7,504,924,672
+    assert params.summary == "Q4_K_M: parameters 8,030,261,248 → 7,504,924,672 (-525,336,576)"
 
 
 def add(store: SqlStore) -> CommitSha:

@@ -18,6 +18,8 @@ from pathlib import Path
 DEFAULT_LFS_PATTERNS: tuple[str, ...] = ("*.safetensors", "*.bin", "*.pt", "*.pth", "*.gguf")
 LFS_SPEC = b"version https://git-lfs.github.com/spec/v1\n"
 _FIRST_DATE = datetime(2024, 1, 1, tzinfo=UTC)
+_BLOB_MARKS = 1_000_000_000
+"""The first fast-import mark of a blob sent once for several paths (commits are 1, 2, …)."""
 # For porcelain commands that tests run through `git()` on a machine without a git identity.
 _IDENTITY = (
     "-c", "user.name=hubwatch-tester", "-c", "user.email=tester@example.com",
@@ -127,13 +129,14 @@ def add_commits(
 
     stream = []
     specs = list(commits)
+    blobs: dict[int, tuple[bytes, int]] = {}  # id(content) -> (content, its blob mark)
     for mark, spec in enumerate(specs, 1):
         parent = tip(spec.branch) or tip(head)
         when = spec.date or (parent[1] + timedelta(hours=1) if parent else _FIRST_DATE)
         when = when if when.tzinfo else when.replace(tzinfo=UTC)
         merged = tip(spec.merge) if spec.merge else None
         parents = (parent and parent[0], merged and merged[0])
-        stream.append(_commit_block(spec, mark, parents, when, lfs_dir, lfs_patterns))
+        stream.append(_commit_block(spec, mark, parents, when, lfs_dir, lfs_patterns, blobs))
         tips[spec.branch] = (f":{mark}", when)
         if spec.tag:
             stream.append(f"reset refs/tags/{spec.tag}\nfrom :{mark}\n\n".encode())
@@ -154,8 +157,10 @@ def _commit_block(
     when: datetime,
     lfs_dir: Path | None,
     lfs_patterns: Sequence[str],
+    blobs: dict[int, tuple[bytes, int]],
 ) -> bytes:
     parent, merged = parents
+    sent = []  # blob commands, before the commit that names them
     name, _, email = spec.author.partition(" <")
     email = email.rstrip(">") or f"{name}@users.noreply.huggingface.co"
     ident = f"{name} <{email}> {int(when.timestamp())} {when.strftime('%z')}"
@@ -177,5 +182,15 @@ def _commit_block(
                 lfs_dir.mkdir(parents=True, exist_ok=True)
                 (lfs_dir / hashlib.sha256(content).hexdigest()).write_bytes(content)
             content = lfs_pointer(content)
-        out.append(f"M 100644 inline {file_path}\ndata {len(content)}\n".encode() + content + b"\n")
-    return b"".join(out) + b"\n"
+            out.append(f"M 100644 inline {file_path}\ndata {len(content)}\n".encode())
+            out.append(content + b"\n")
+            continue
+        # NOTE: the same bytes under several paths (one blob in a hundred folders) is sent to
+        # fast-import once, as a marked blob; its marks start past every commit's.
+        if id(content) not in blobs:
+            blobs[id(content)] = (content, _BLOB_MARKS + len(blobs))
+            blob_mark = blobs[id(content)][1]
+            sent.append(f"blob\nmark :{blob_mark}\ndata {len(content)}\n".encode() + content)
+            sent.append(b"\n")
+        out.append(f"M 100644 :{blobs[id(content)][1]} {file_path}\n".encode())
+    return b"".join(sent) + b"".join(out) + b"\n"

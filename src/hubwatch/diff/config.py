@@ -290,18 +290,21 @@ def auto_map_changes(
     a = after if isinstance(after, dict) else {}
     moved = [k for k in sorted(b.keys() | a.keys()) if b.get(k) != a.get(k)]
     moves = {k: _move(b, a, k, path, old, new) for k in moved}
-    said = {
+    said = {  # {load}: "loads" after one Auto class, "load" after several
         "removed": "no longer mapped",
-        "new code": "now load code the repo did not have",
-        "retargeted": "now load another of the repo's classes",
+        "new code": "now {load} code the repo did not have",
+        "retargeted": "now {load} another of the repo's classes",
         "existing": "added for classes the repo already had",
-        "changed": "now load different custom code",
+        "changed": "now {load} different custom code",  # without the revisions: new or not?
     }
-    parts = [
-        f"{listing(k for k in moved if moves[k] == status)} {words}"
-        for status, words in said.items()
-        if status in moves.values()
-    ]
+    parts = []
+    for status, words in said.items():
+        keys = [k for k in moved if moves[k] == status]
+        if not keys:
+            continue
+        part = f"{listing(keys)} {words.format(load='loads' if len(keys) == 1 else 'load')}"
+        files = _files([ref for k in keys for ref in _refs({k: a.get(k)})], path)
+        parts.append(f"{part} ({listing(files)})" if files and status != "removed" else part)
     changes = [
         Change(
             "config.auto_map",
@@ -347,6 +350,19 @@ def _move(
     if any(_EXTERNAL.match(r) or not had_class(old, new, r, folder) for r in fresh):
         return "new code"
     return "retargeted" if key in b else "existing"
+
+
+def _files(refs: list[str], path: str) -> list[str]:
+    """The files that auto_map references load: `modeling_x.Model` is `modeling_x.py` beside
+    the config; `org/repo--modeling_x.Model` is `modeling_x.py in org/repo`."""
+    folder, files = posixpath.dirname(path), []
+    for ref in refs:
+        repo, _, module = ref.rpartition("--")
+        file = module.rpartition(".")[0] + ".py" if "." in module else f"{module}.py"
+        shown = f"{file} in {repo}" if repo else posixpath.join(folder, file)
+        if shown not in files:
+            files.append(shown)
+    return files
 
 
 def _refs(auto_map: dict[str, Any]) -> list[str]:

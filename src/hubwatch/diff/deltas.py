@@ -22,7 +22,7 @@ def parameters_change(
     return Change(
         kind,
         Severity.BEHAVIOR if relative(before, after) >= 0.01 else Severity.INFO,
-        f"{label + ': ' if label else ''}parameters {before:,} -> {after:,} ({after - before:+,})",
+        f"{label + ': ' if label else ''}parameters {before:,} → {after:,} ({after - before:+,})",
         path,
         {"total": before, "active": was.get("active")},
         {"total": after, "active": now.get("active")},

@@ -66,8 +66,8 @@ def _serving_memory(old: Estimate, new: Estimate) -> list[Change]:
         Change(
             "estimate.serving_memory",
             Severity.BEHAVIOR if relative(sb, sa) >= 0.1 else Severity.INFO,
-            f"serving memory {_gb(sb)} -> {_gb(sa)} (bf16 weights + KV cache, batch 1, "
-            f"{was:,} -> {context or new.context:,} tokens of context)",
+            f"serving memory {_gb(sb)} → {_gb(sa)} (bf16 weights + KV cache, batch 1, "
+            f"{was:,} → {context or new.context:,} tokens of context)",
             CONFIG,
             sb,
             sa,
@@ -83,7 +83,7 @@ def _kv_bytes(old: Estimate, new: Estimate) -> list[Change]:
         Change(
             "estimate.kv_bytes_per_token",
             Severity.BEHAVIOR,
-            f"KV cache per token {old.kv_bytes_per_token:,} -> {new.kv_bytes_per_token:,} "
+            f"KV cache per token {old.kv_bytes_per_token:,} → {new.kv_bytes_per_token:,} "
             "bytes (bf16)",
             CONFIG,
             old.kv_bytes_per_token,
@@ -106,7 +106,7 @@ def _max_batch(old: Estimate, new: Estimate) -> list[Change]:
         if not moved:
             continue
         lost = any(b[0] >= 1 and a[0] == 0 for b, a in moved.values())
-        shown = ", ".join(f"{gpu} {_batch(*b)} -> {_batch(*a)}" for gpu, (b, a) in moved.items())
+        shown = ", ".join(f"{gpu} {_batch(*b)} → {_batch(*a)}" for gpu, (b, a) in moved.items())
         out.append(
             Change(
                 "estimate.max_batch",

@@ -175,9 +175,9 @@ def _index_change(path: str, before: Any, after: Any) -> list[Change]:
         return _json_change(path, before, after, "json.changed")
     parts = []
     if shards_b != shards_a:
-        parts.append(f"{len(shards_b)} shard(s) -> {len(shards_a)}")
+        parts.append(f"{len(shards_b)} shard(s) → {len(shards_a)}")
     if size_b != size_a:
-        parts.append(f"total_size {size_b} -> {size_a}")
+        parts.append(f"total_size {size_b} → {size_a}")
     return [
         Change(
             "weights.shard_layout",

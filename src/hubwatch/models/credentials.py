@@ -94,7 +94,7 @@ def strip_credentials(url: str, hosts_with_credentials: Container[str]) -> str:
     if host not in hosts_with_credentials:
         raise CredentialsInUrl(
             f"credentials in a URL are never stored: give them for {host!r} in "
-            f"HUBWATCH_GIT_CREDENTIALS (a JSON object host -> user:token) and track "
+            f'HUBWATCH_GIT_CREDENTIALS (a JSON object: {{"{host}": "user:token"}}) and track '
             f"{redact_text(clean)}"
         )
     return clean

@@ -1,4 +1,5 @@
-"""shields.io endpoint badges; a badge never errors (an unknown repo is a grey error badge)."""
+"""Badges as shields.io endpoint JSON and as SVG; a badge never errors (an unknown repo is a
+grey error badge)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from fastapi import APIRouter, Depends, Query, Response
 from hubwatch.api.deps import StoreDep, browse, require_reader
 from hubwatch.api.routes.lineage import stale_badge
 from hubwatch.api.schemas import Badge
+from hubwatch.api.svgbadge import badge_svg
 from hubwatch.errors import (
     HubwatchError,
     InvalidRepoId,
@@ -37,7 +39,6 @@ router = APIRouter(prefix="/api/v1", tags=["badges"], dependencies=[Depends(requ
 BadgeKind = Literal[
     "latest", "status", "changes", "advisories", "params", "memory", "breaking", "stale"
 ]
-CACHE_S = 300
 
 
 def error_badge(label: str, message: str) -> Badge:
@@ -205,21 +206,57 @@ def _number(data: Any, key: str) -> float:
     raise HubwatchError("estimate lacks numbers")
 
 
+_PINNED = Query(description="For `changes`: the sha you pin")
+
+
+async def _found(store: StoreDep, org: str, name: str, kind: str, pinned: str | None) -> Badge:
+    # NOTE: async, the store read in one call (on the loop where its reads are local:
+    # deps.browse) and the body serialized by the caller: a sync endpoint pays a hop for the call
+    # and another for validating what it returns (issue 15).
+    found = await browse(store, badge, store, f"{org}/{name}", kind, pinned)
+    if found is UNAVAILABLE:
+        store.outage.refused()
+    return found
+
+
+def _cache(found: Badge) -> dict[str, str]:
+    """How long a client may keep a badge: as long as shields.io keeps the JSON one."""
+    return {"Cache-Control": f"max-age={found.cacheSeconds}"}
+
+
+# NOTE: declared before the JSON route, whose {kind} would match "breaking.svg" too.
+@router.get(
+    "/badges/{org}/{name}/{kind}.svg",
+    response_class=Response,
+    responses={200: {"content": {"image/svg+xml": {}}, "description": "The badge as SVG."}},
+)
+async def get_badge_svg(
+    org: str,
+    name: str,
+    kind: str,
+    store: StoreDep,
+    pinned: Annotated[str | None, _PINNED] = None,
+) -> Response:
+    """The same badge drawn as SVG by hubwatch itself, for where shields.io cannot reach it: use
+    as `![breaking](https://hubwatch.example/api/v1/badges/ORG/NAME/breaking.svg)`."""
+    found = await _found(store, org, name, kind, pinned)
+    drawn = badge_svg(found.label, found.message, found.color)
+    # An SVG opened on its own is a document: nothing in it may run or load, whatever slips in.
+    headers = {**_cache(found), "Content-Security-Policy": "default-src 'none'"}
+    return Response(drawn, media_type="image/svg+xml", headers=headers)
+
+
 @router.get("/badges/{org}/{name}/{kind}", response_model=Badge, response_model_exclude_none=True)
 async def get_badge(
     org: str,
     name: str,
     kind: str,
     store: StoreDep,
-    pinned: Annotated[str | None, Query(description="For `changes`: the sha you pin")] = None,
+    pinned: Annotated[str | None, _PINNED] = None,
 ) -> Response:
     """A shields.io endpoint badge: latest, status (active, degraded…), changes (?pinned=),
     advisories, params, memory, breaking, stale (a derivative against its base). Use with
     https://img.shields.io/endpoint?url=…"""
-    # NOTE: async, the store read in one call (on the loop where its reads are local:
-    # deps.browse) and the body serialized here: a sync endpoint pays a hop for the call and
-    # another for validating what it returns (issue 15).
-    found = await browse(store, badge, store, f"{org}/{name}", kind, pinned)
-    if found is UNAVAILABLE:
-        store.outage.refused()
-    return Response(found.model_dump_json(exclude_none=True), media_type="application/json")
+    found = await _found(store, org, name, kind, pinned)
+    body = found.model_dump_json(exclude_none=True)
+    return Response(body, media_type="application/json", headers=_cache(found))

@@ -49,6 +49,13 @@ def _gib(value: Any) -> str:
     return f"{value / 2**30:,.2f} GiB" if isinstance(value, int | float) else "?"
 
 
+def after_path(summary: str | None, path: str | None) -> str:
+    """A change's summary without the `path: ` it opens with, where the page names the path
+    beside it already (a summary names its file for the CLI, feeds and webhooks)."""
+    summary = summary or ""
+    return summary.removeprefix(f"{path}: ") if path else summary
+
+
 _env.globals.update(
     when=to_minute,
     gb=_gb,
@@ -58,6 +65,7 @@ _env.globals.update(
     table_legend=legend,
 )
 _env.filters["redact_url"] = redact_url
+_env.filters["after_path"] = after_path
 
 
 def _page(template: str, code: int = 200, **context: Any) -> HTMLResponse:

@@ -58,12 +58,12 @@ def _weights(name: str, label: str, old: Side, new: Side) -> list[Change]:
         Change(
             "estimate.gguf_weights",
             Severity.BEHAVIOR if relative(b, a) >= 0.1 else Severity.INFO,
-            f"{label}: weights memory {verb} by {_gib(abs(a - b))}, {_gib(b)} -> {_gib(a)} "
-            f"({was.get('bits_per_weight')} -> {now.get('bits_per_weight')} bits per weight)",
+            f"{label}: weights memory {verb} by {_gib(abs(a - b))}, {_gib(b)} → {_gib(a)} "
+            f"({was.get('bits_per_weight')} → {now.get('bits_per_weight')} bits per weight)",
             name,
             b,
             a,
-            detail=f"by ggml type: {_types(was)} -> {_types(now)}",
+            detail=f"by ggml type: {_types(was)} → {_types(now)}",
         )
     ]
 
@@ -81,7 +81,7 @@ def _kv(name: str, label: str, old: Side, new: Side) -> list[Change]:
         Change(
             "estimate.gguf_kv_cache",
             Severity.BEHAVIOR,
-            f"{label}: KV cache per token {b:,} -> {a:,} bytes (f16)",
+            f"{label}: KV cache per token {b:,} → {a:,} bytes (f16)",
             name,
             b,
             a,
@@ -113,7 +113,7 @@ def _fits(name: str, label: str, old: Side, new: Side) -> list[Change]:
         return []
     lost = [g for g, (b, a) in moved.items() if b.get("max_batch", 0) >= 1 > a.get("max_batch", 0)]
     shown = ", ".join(
-        f"{gpu} {b.get('max_batch')} -> {a.get('max_batch')}" for gpu, (b, a) in moved.items()
+        f"{gpu} {b.get('max_batch')} → {a.get('max_batch')}" for gpu, (b, a) in moved.items()
     )
     summary = f"{label}: sequences at the full context per card: {shown}"
     if lost:
