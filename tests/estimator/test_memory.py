@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from hubwatch.diff.estimate import estimate_changes
@@ -129,6 +130,15 @@ def test_context_8k_to_128k_leaves_serving_at_the_4096_default() -> None:
         _estimate(max_position_embeddings=8192), _estimate(max_position_embeddings=131072)
     )
     assert "estimate.serving_memory" not in {c.kind for c in changes}
+
+
+def test_an_estimate_stored_under_the_old_sizing_reports_no_memory_change() -> None:
+    # Stored by an earlier hubwatch: no table, serving at the model's maximum context.
+    now = _estimate()
+    before = replace(now, table={}, serving={**now.serving, "total": 6 * now.serving["total"]})
+    assert estimate_changes(before, now) == []
+    grown = _estimate(vocab_size=128256 + 6)  # what the model fixes is still compared
+    assert {c.kind for c in estimate_changes(before, grown)} == {"estimate.parameters"}
 
 
 def test_vocab_plus_six_tokens_is_a_small_parameter_change() -> None:

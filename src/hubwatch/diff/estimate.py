@@ -39,6 +39,11 @@ def estimate_changes(old: Estimate | None, new: Estimate | None) -> list[Change]
         # per-quantization changes say them, once per file), and has no bf16 serving or batch
         # figures to set against a config's: a config added or removed is the files differ's.
         return gguf
+    if bool(old.table) != bool(new.table):
+        # NOTE: an estimate stored before the reservation table (an earlier hubwatch) sized
+        # serving at the model's maximum context: its memory and batches moved because the
+        # sizing rules did, not the model. Only what the model itself fixes is compared.
+        return [*_parameters(old, new), *_kv_bytes(old, new), *gguf]
     return [
         *_parameters(old, new),
         *_serving_memory(old, new),
