@@ -67,24 +67,7 @@ def create_app(
     # Outermost: tokens and the body limit are checked before any route (or body parser) runs.
     app.add_middleware(GuardMiddleware, settings=settings)
 
-    @app.exception_handler(HubwatchError)
-    async def _hubwatch_error(request: Request, exc: HubwatchError) -> Response:
-        status = exc.http_status
-        message = redact_text(str(exc))  # a git error may quote a URL with its credentials
-        headers = {}
-        if status == HTTPStatus.SERVICE_UNAVAILABLE:
-            headers["Retry-After"] = str(RETRY_AFTER_S)
-        if isinstance(exc, StoreUnavailable):
-            # one log line per outage (the store's), not one per request; the driver's
-            # message (hosts, ports) is the operator's, not the client's
-            store.outage.refused()
-            message = UNAVAILABLE
-        elif status >= 500:
-            log.error("request_failed", path=request.url.path, error=message)
-        if wants_html(request.headers.get("accept", "")):
-            return error_page(status, message, headers)
-        return JSONResponse({"detail": message}, status_code=status, headers=headers)
-
+    _answer_hubwatch_errors(app, store)
     install_error_pages(app)
 
     for router in (
@@ -104,3 +87,26 @@ def create_app(
         app.include_router(router)
     add_options_route(app)
     return app
+
+
+def _answer_hubwatch_errors(app: FastAPI, store: Store) -> None:
+    """A HubwatchError answers its HTTP status, as a page for a browser, else as JSON; secrets
+    redacted, a store outage logged once (by the store), not once per request."""
+
+    @app.exception_handler(HubwatchError)
+    async def _hubwatch_error(request: Request, exc: HubwatchError) -> Response:
+        status = exc.http_status
+        message = redact_text(str(exc))  # a git error may quote a URL with its credentials
+        headers = {}
+        if status == HTTPStatus.SERVICE_UNAVAILABLE:
+            headers["Retry-After"] = str(RETRY_AFTER_S)
+        if isinstance(exc, StoreUnavailable):
+            # one log line per outage (the store's), not one per request; the driver's
+            # message (hosts, ports) is the operator's, not the client's
+            store.outage.refused()
+            message = UNAVAILABLE
+        elif status >= 500:
+            log.error("request_failed", path=request.url.path, error=message)
+        if wants_html(request.headers.get("accept", "")):
+            return error_page(status, message, headers)
+        return JSONResponse({"detail": message}, status_code=status, headers=headers)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
@@ -91,31 +92,35 @@ def _changes_json(
     return body
 
 
+_RepoId = Annotated[
+    str | None, typer.Argument(metavar="ORG/NAME", help="Repository id.", show_default=False)
+]
+_Since = Annotated[
+    str | None, typer.Option("--since", metavar="REV", help="Only revisions after this one.")
+]
+_Detail = Annotated[
+    bool,
+    typer.Option(
+        "--detail",
+        help="Show each change's detail (unified diffs…) under it; with --json, each text "
+        "once under `details`.",
+    ),
+]
+_Explain = Annotated[
+    bool, typer.Option("--explain", help="Print the severity policy (kind, condition) and exit.")
+]
+
+
 @app.command()
 @exit_on_error()
 def changes(
-    repo_id: Annotated[
-        str | None, typer.Argument(metavar="ORG/NAME", help="Repository id.", show_default=False)
-    ] = None,
-    since: Annotated[
-        str | None,
-        typer.Option("--since", metavar="REV", help="Only revisions after this one."),
-    ] = None,
+    repo_id: _RepoId = None,
+    since: _Since = None,
     severity: SeverityOption = None,
     as_json: JsonOption = False,
-    detail: Annotated[
-        bool,
-        typer.Option(
-            "--detail",
-            help="Show each change's detail (unified diffs…) under it; with --json, each text "
-            "once under `details`.",
-        ),
-    ] = False,
+    detail: _Detail = False,
     newest_first: NewestFirstOption = False,
-    explain: Annotated[
-        bool,
-        typer.Option("--explain", help="Print the severity policy (kind, condition) and exit."),
-    ] = False,
+    explain: _Explain = False,
 ) -> None:
     """Show what each stored revision changed, oldest first, with repo events."""
     if explain:
@@ -145,6 +150,16 @@ def changes(
     if as_json:
         print_json(_changes_json(repo_id, recorded, events, detail, linked))
         return
+    _print_all(recorded, events, linked, detail)
+
+
+def _print_all(
+    recorded: Sequence[RevisionChanges],
+    events: Sequence[tuple[RepoEvent, Change]],
+    linked: Sequence[LinkedChanges],
+    detail: bool,
+) -> None:
+    """The revisions' changes, then the repo events, then the changes off the branch."""
     for rc in recorded:
         rev = rc.revision
         title = f"[bold]{rev.sha[:12]}[/] {to_minute(rev.date)} {shown(rev.title)}"

@@ -113,7 +113,6 @@ def estimate(
 ) -> None:
     """Estimate parameters, serving and training memory, largest batch per card, and cost."""
     with loading():
-        from hubwatch.cli.estimate_table import markdown
         from hubwatch.estimator import CannotEstimate, Job, Run, estimate_json
         from hubwatch.estimator import lora_targets as parse_targets
         from hubwatch.estimator.gguf import estimate_headers
@@ -145,13 +144,28 @@ def estimate(
         raise typer.Exit(EXIT_USAGE) from None
     report = _report(source, sized, stored) | ({"gguf": ggufs} if ggufs else {})
     report["table"] = table_json(sized.table) if sized.table else None
+    _show(report, stored.params, ggufs, kv_cache, as_json=as_json, as_markdown=as_markdown)
+
+
+def _show(
+    report: dict[str, Any],
+    params: dict[str, Any],
+    ggufs: dict[str, Any],
+    kv_cache: str,
+    *,
+    as_json: bool,
+    as_markdown: bool,
+) -> None:
+    """The report as JSON, as the Markdown table, or as the terminal's tables."""
     if as_json:
         print_json(report)
         return
     if as_markdown and report["table"]:
+        from hubwatch.cli.estimate_table import markdown
+
         out.print(markdown(report["table"]), markup=False, highlight=False, end="")
         return
-    _render(report, stored.params)
+    _render(report, params)
     if ggufs:
         render_gguf(ggufs, kv_cache)
 

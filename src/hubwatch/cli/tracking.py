@@ -45,38 +45,41 @@ if TYPE_CHECKING:
     from hubwatch.tracker.poll import Tracker
 
 
+_Source = Annotated[SourceKind, typer.Option(help="Where to read the repo from.")]
+_Url = Annotated[str | None, typer.Option(help="Git URL or path (with --source git).")]
+_Branch = Annotated[
+    str | None,
+    typer.Option(
+        help="Branch or tag whose history is tracked (default: main on the Hub; a git "
+        "remote's default branch, its HEAD)."
+    ),
+]
+_WithBase = Annotated[
+    bool,
+    typer.Option("--with-base", help="Also track the base model(s) its card declares, and theirs."),
+]
+_BaseDepth = Annotated[
+    int, typer.Option(min=1, max=5, help="How many levels of bases --with-base follows.")
+]
+_Refs = Annotated[
+    RefWatch | None,
+    typer.Option(
+        help="Which refs to diff against the branch each poll: prs (each open pull "
+        "request's head, when it moves) or none. Default: as stored (none at first)."
+    ),
+]
+
+
 @app.command()
 @exit_on_error()
 def track(
     repo_id: RepoArg,
-    source: Annotated[SourceKind, typer.Option(help="Where to read the repo from.")] = (
-        SourceKind.HUB
-    ),
-    url: Annotated[str | None, typer.Option(help="Git URL or path (with --source git).")] = None,
-    branch: Annotated[
-        str | None,
-        typer.Option(
-            help="Branch or tag whose history is tracked [default: main on the Hub; a git "
-            "remote's default branch (its HEAD)]."
-        ),
-    ] = None,
-    with_base: Annotated[
-        bool,
-        typer.Option(
-            "--with-base", help="Also track the base model(s) its card declares, and theirs."
-        ),
-    ] = False,
-    base_depth: Annotated[
-        int,
-        typer.Option(min=1, max=5, help="How many levels of bases --with-base follows."),
-    ] = 2,
-    refs: Annotated[
-        RefWatch | None,
-        typer.Option(
-            help="Which refs to diff against the branch each poll: prs (each open pull "
-            "request's head, when it moves) or none. Default: as stored (none at first)."
-        ),
-    ] = None,
+    source: _Source = SourceKind.HUB,
+    url: _Url = None,
+    branch: _Branch = None,
+    with_base: _WithBase = False,
+    base_depth: _BaseDepth = 2,
+    refs: _Refs = None,
 ) -> None:
     """Track a repo and backfill its whole history, oldest revision first.
 
