@@ -14,13 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from hubwatch.models import Change, RepoRef, SourceKind
-from hubwatch.sources.hub import HubSource
-from hubwatch.sources.retry import RetryPolicy
-from hubwatch.store.sql import SqlStore
-from hubwatch.tracker.poll import Tracker
-from tests.support.gitrepo import CommitSpec, make_repo
+from hubwatch.models import Change
 from tests.support.hubsim import HubSimulator
+from tests.support.xet_reuploads import reupload_changes, reupload_repos, xet_hub
 
 EMBED, HEAD = "model.embed_tokens.weight", "lm_head.weight"
 LAYERS = [f"model.layers.{i}.mlp.weight" for i in range(10)]
@@ -68,39 +64,17 @@ VARIANTS = {
 @pytest.fixture(scope="module")
 def repos(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Path]]:
     root = tmp_path_factory.mktemp("xet")
-    made = {}
-    for name, after in VARIANTS.items():
-        commits = [
-            CommitSpec({FILE: BASE, "config.json": b"{}"}, "First upload"),
-            CommitSpec({FILE: after, "README.md": b"# again\n"}, f"Re-upload: {name}"),
-        ]
-        make_repo(root / name, commits, lfs_dir=root / "lfs")
-        made[name] = root / name
-    return root / "lfs", made
+    return reupload_repos(root, FILE, BASE, VARIANTS, {"config.json": b"{}"})
 
 
 @pytest.fixture
 def hub(repos: tuple[Path, dict[str, Path]]) -> Iterator[HubSimulator]:
-    lfs_dir, made = repos
-    with HubSimulator() as sim:
-        sim.xet.enabled = True
-        for name, git_dir in made.items():
-            sim.add_repo(f"org/{name}", git_dir, lfs_dir=lfs_dir)
+    with xet_hub(repos) as sim:
         yield sim
-    assert sim.errors == []
 
 
 def track(hub: HubSimulator, tmp_path: Path, name: str) -> list[Change]:
-    store = SqlStore(f"sqlite:///{tmp_path / 'hubwatch.db'}")
-    store.start()
-    source = HubSource(hub.url, None, timeout_s=10)
-    retry = RetryPolicy(attempts=2, sleep=lambda _s: None)
-    result = Tracker(store, {SourceKind.HUB: source}, retry=retry).track(RepoRef(f"org/{name}"))
-    assert result.error is None and len(result.new) == 2
-    changes = store.revision_changes(f"org/{name}", result.new[-1]).changes
-    source.close()
-    store.close()
-    return [c for c in changes if c.kind.startswith("weights.")]
+    return reupload_changes(hub, tmp_path, name, ("weights.",))
 
 
 def weight_bytes_requested(hub: HubSimulator) -> list[str]:

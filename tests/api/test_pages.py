@@ -5,14 +5,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import uvicorn
 
 from hubwatch.api import create_app
 from hubwatch.api.routes.pages import after_path
@@ -20,20 +16,10 @@ from hubwatch.models import Change, CommitSha, Severity
 from hubwatch.settings import Settings
 from hubwatch.store.sql import SqlStore
 from tests.support.asgi import InProcess
-from tests.support.require import REQUIRE_BROWSER, require
+from tests.support.browser import CHROMIUM_ARGS, chromium_or_skip, serving
 from tests.support.served import CONFIG, REPO, SCRIPT, fill
 from tests.test_store import sha, snapshot
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 ESCAPED = "&lt;script&gt;document.title=&#39;pwned&#39;&lt;/script&gt;"
 
 
@@ -122,31 +108,14 @@ def served(tmp_path: Path) -> Iterator[tuple[str, list[CommitSha]]]:
     store = SqlStore(f"sqlite:///{tmp_path / 'hubwatch.db'}")
     store.start()
     shas = fill(store)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    config = uvicorn.Config(
-        create_app(store, Settings()), host="127.0.0.1", port=port, log_config=None
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}", shas
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serving(store) as base:
+        yield base, shas
     store.close()
 
 
 @pytest.fixture
 def chromium() -> Path:
-    """Debian's chromium, or a skip (a failure where CI requires the browser)."""
-    if not CHROMIUM.exists():
-        require(REQUIRE_BROWSER, f"needs Debian's chromium at {CHROMIUM} (apt install chromium)")
-    return CHROMIUM
+    return chromium_or_skip()
 
 
 def test_pages_render_in_headless_chromium(

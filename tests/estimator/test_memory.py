@@ -121,7 +121,7 @@ def test_context_1k_to_8k_shows_as_memory_and_batch_changes() -> None:
     )
     kinds = {c.kind: c for c in changes}
     assert "estimate.serving_memory" in kinds and "estimate.max_batch" in kinds
-    assert "1,024 -> 4,096 tokens of context" in kinds["estimate.serving_memory"].summary
+    assert "1,024 → 4,096 tokens of context" in kinds["estimate.serving_memory"].summary
     assert "estimate.parameters" not in kinds
 
 
@@ -139,6 +139,13 @@ def test_an_estimate_stored_under_the_old_sizing_reports_no_memory_change() -> N
     assert estimate_changes(before, now) == []
     grown = _estimate(vocab_size=128256 + 6)  # what the model fixes is still compared
     assert {c.kind for c in estimate_changes(before, grown)} == {"estimate.parameters"}
+
+
+def test_a_serving_change_under_ten_megabytes_is_told_in_megabytes() -> None:
+    now = _estimate()
+    before = replace(now, serving={**now.serving, "total": now.serving["total"] - 2_000_000})
+    (change,) = [c for c in estimate_changes(before, now) if c.kind == "estimate.serving_memory"]
+    assert " MB → " in change.summary and " GB → " not in change.summary
 
 
 def test_vocab_plus_six_tokens_is_a_small_parameter_change() -> None:

@@ -18,6 +18,13 @@ def _gb(n: float) -> str:
     return f"{n / 1e9:.2f} GB"
 
 
+def _gb_pair(before: float, after: float) -> str:
+    """`before → after` in GB, in MB where GB to two places would show the same figure twice."""
+    if _gb(before) != _gb(after):
+        return f"{_gb(before)} → {_gb(after)}"
+    return f"{before / 1e6:,.1f} MB → {after / 1e6:,.1f} MB"
+
+
 def estimate_changes(old: Estimate | None, new: Estimate | None) -> list[Change]:
     """Deltas in parameters, serving memory, KV bytes per token and largest batch per card.
 
@@ -71,7 +78,7 @@ def _serving_memory(old: Estimate, new: Estimate) -> list[Change]:
         Change(
             "estimate.serving_memory",
             Severity.BEHAVIOR if relative(sb, sa) >= 0.1 else Severity.INFO,
-            f"serving memory {_gb(sb)} → {_gb(sa)} (bf16 weights + KV cache, batch 1, "
+            f"serving memory {_gb_pair(sb, sa)} (bf16 weights + KV cache, batch 1, "
             f"{was:,} → {context or new.context:,} tokens of context)",
             CONFIG,
             sb,

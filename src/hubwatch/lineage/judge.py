@@ -31,7 +31,7 @@ from hubwatch.models.timestamps import now
 from hubwatch.store.browse import BrowseStore
 from hubwatch.store.changes import ChangeStore
 from hubwatch.store.lineage import LineageStore
-from hubwatch.store.repos import RepoStore
+from hubwatch.store.repos import RepoStore, is_tracked
 from hubwatch.store.views import RevisionReads, stored_view
 
 
@@ -122,7 +122,7 @@ class LineageJudge:
             log.info("lineage_bases_ignored", repo=repo_id, reasons=list(declared.ignored))
         if not bases:
             return None
-        base_id = next((b for b in bases if _tracked(store, b)), bases[0])
+        base_id = next((b for b in bases if is_tracked(store, b)), bases[0])
         extra = {"declared": bases, "ignored": list(declared.ignored)} if len(bases) > 1 else {}
         blank = Lineage(
             repo_id,
@@ -233,14 +233,6 @@ class _New:
 
 def _key(repo_id: str, sha: str) -> str:
     return f"{repo_id}@{sha}"
-
-
-def _tracked(store: LineageReads, repo_id: str) -> bool:
-    try:
-        store.get_repo(repo_id)
-    except NotTracked:
-        return False
-    return True
 
 
 def _with(lineage: Lineage, status: LineageStatus, detail: str) -> Lineage:

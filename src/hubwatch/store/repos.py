@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Protocol
 
+from hubwatch.errors import NotTracked
 from hubwatch.models import (
     CommitSha,
     RepoEvent,
@@ -18,6 +19,23 @@ from hubwatch.models import (
     StoredRevision,
     TrackedRepo,
 )
+
+
+class RepoLookup(Protocol):
+    """Reads one tracked repo: the least a caller that only asks "is it tracked?" needs."""
+
+    def get_repo(self, repo_id: str) -> TrackedRepo:
+        """One tracked repo; NotTracked if unknown."""
+        ...
+
+
+def is_tracked(store: RepoLookup, repo_id: str) -> bool:
+    """Whether `repo_id` is tracked in `store`."""
+    try:
+        store.get_repo(repo_id)
+    except NotTracked:
+        return False
+    return True
 
 
 class RepoStore(Protocol):

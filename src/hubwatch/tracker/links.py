@@ -11,11 +11,12 @@ import structlog
 
 from hubwatch.caching import Memo
 from hubwatch.diff import apply_policy, bounded
-from hubwatch.errors import HubwatchError, NotTracked
+from hubwatch.errors import HubwatchError
 from hubwatch.formats.links import code_links
 from hubwatch.models import Change, CommitSha, RepoRef, Severity
 from hubwatch.models.refs import CodeLink, LinkedChanges, LinkOrigin
 from hubwatch.models.timestamps import now
+from hubwatch.store.repos import is_tracked
 from hubwatch.store.views import stored_view
 from hubwatch.tracker.estimate import CONFIG
 from hubwatch.tracker.record import PollRun, PollStore
@@ -41,7 +42,7 @@ def update_links(run: PollRun, head: CommitSha, track: Track, memo: Memo) -> lis
     if links or run.store.links_of(repo_id):
         run.store.set_links(repo_id, links)
     for link in links:
-        if _tracked(run.store, link.target):
+        if is_tracked(run.store, link.target):
             continue
         bound = structlog.contextvars.get_contextvars()  # the nested poll unbinds its own
         try:
@@ -107,14 +108,6 @@ def dependency_change(
         "\n".join(listed) or None,
     )
     return bounded(apply_policy([change])[0])
-
-
-def _tracked(store: PollStore, repo_id: str) -> bool:
-    try:
-        store.get_repo(repo_id)
-    except NotTracked:
-        return False
-    return True
 
 
 def _config(store: PollStore, repo_id: str, sha: CommitSha, memo: Memo) -> dict[str, Any]:
