@@ -16,9 +16,9 @@ from hubwatch.estimator import estimate_json, read_model
 from hubwatch.models import RepoRef, SourceKind
 from hubwatch.settings import Settings
 from hubwatch.store.sql import SqlStore
-from tests.api.test_pages import CHROMIUM, CHROMIUM_ARGS
 from tests.estimator.test_table import SEED, SNAPSHOTS
 from tests.support.asgi import InProcess
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.support.require import REQUIRE_BROWSER, require
 from tests.test_store import sha, snapshot
 
