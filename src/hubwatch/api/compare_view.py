@@ -86,7 +86,7 @@ class EstimateRow:
 def estimate_rows(before: Estimate | None, after: Estimate | None) -> list[EstimateRow]:
     """Parameters, then the memory of serving and of each kind of fine-tune, on both sides."""
     quantities: list[tuple[str, _Read, Callable[..., str]]] = [("parameters", _params, _count)]
-    quantities += [(f"{label} memory", _memory(workload), _gb) for workload, label in WORKLOADS]
+    quantities += [(f"{label} memory", _memory(workload), gb) for workload, label in WORKLOADS]
     rows = []
     for label, read, shown in quantities:
         b, a = read(before), read(after)
@@ -164,8 +164,9 @@ def _count(value: float | None, signed: bool = False) -> str:
     return f"{value:+,}" if signed else f"{value:,}"
 
 
-def _gb(value: float | None, signed: bool = False) -> str:
-    if value is None:
+def gb(value: object, signed: bool = False) -> str:
+    """Bytes as GB to two places (signed for a delta); "?" for anything but a number."""
+    if not isinstance(value, int | float):
         return "?"
     return f"{value / 1e9:+,.2f} GB" if signed else f"{value / 1e9:,.2f} GB"
 

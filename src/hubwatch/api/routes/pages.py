@@ -17,6 +17,7 @@ from hubwatch.api.compare_view import (
     by_severity,
     diff_lines,
     estimate_rows,
+    gb,
     tensor_reports,
 )
 from hubwatch.api.convert import advisory_url
@@ -41,10 +42,6 @@ _env = Environment(loader=PackageLoader("hubwatch.api", "templates"), autoescape
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'"
 
 
-def _gb(value: Any) -> str:
-    return f"{value / 1e9:,.2f} GB" if isinstance(value, int | float) else "?"
-
-
 def _gib(value: Any) -> str:
     return f"{value / 2**30:,.2f} GiB" if isinstance(value, int | float) else "?"
 
@@ -58,7 +55,7 @@ def after_path(summary: str | None, path: str | None) -> str:
 
 _env.globals.update(
     when=to_minute,
-    gb=_gb,
+    gb=gb,
     gib=_gib,
     batch=batch_cell,
     advisory_url=advisory_url,
