@@ -62,7 +62,7 @@ def test_changes_are_stored_before_any_verification_poll(
 ) -> None:
     worker = _worker(store, hub)
     past = datetime.now(UTC) - timedelta(seconds=1)
-    store.set_due({repo_id: past for repo_id in DUE})
+    store.set_due(dict.fromkeys(DUE, past))
     for repo_id in CHANGED:
         add_commits(tmp_path / repo_id, [CommitSpec({"config.json": b'{"a": 1}'})])
         hub.touch(repo_id, datetime.now(UTC))
