@@ -60,16 +60,29 @@ def _setup(
     return tracker, discovery, worker
 
 
-def test_first_cycle_checks_each_repo_with_a_head_on_the_resolver(
+def test_the_first_cycle_seeds_every_repo_from_the_listing(
     store: SqlStore, hub: HubSimulator
 ) -> None:
+    """No cursor yet: the listing's head shas vouch for every repo, no request of its own."""
     _setup(store, hub)
     hub.reset_stats()
     result = Discovery(store, {SourceKind.HUB: HubSource(hub.url, TOKEN)}, interval_s=60).run()
     assert result.woken == []
-    assert hub.stats.count("resolve", "HEAD") == len(IDS)
-    assert hub.stats.count("models-list") == 1
-    assert hub.stats.requests == len(IDS) + 1
+    assert result.covered == {f"hub-models:{hub.url}": True}
+    assert hub.stats.count("resolve", "HEAD") == 0
+    assert hub.stats.requests == hub.stats.count("models-list") == 1
+    assert all(e.due_at and e.due_at > datetime.now(UTC) for e in store.schedule_entries())
+
+
+def test_the_first_cycle_wakes_a_repo_whose_head_moved_as_a_change(
+    store: SqlStore, hub: HubSimulator, tmp_path: Path
+) -> None:
+    _setup(store, hub)
+    _change(hub, tmp_path, IDS[2])
+    result = Discovery(store, {SourceKind.HUB: HubSource(hub.url, TOKEN)}, interval_s=60).run()
+    assert result.woken == [IDS[2]]
+    assert result.changes == 1
+    assert hub.stats.count("resolve", "HEAD") == 0
 
 
 def test_an_idle_cycle_costs_one_listing_request(store: SqlStore, hub: HubSimulator) -> None:

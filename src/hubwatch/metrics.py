@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from prometheus_client import Counter, Histogram, start_http_server
+from prometheus_client import Counter, Gauge, Histogram, start_http_server
 
 from hubwatch.models import Change
 
@@ -39,6 +39,10 @@ HUB_WEBHOOKS = Counter(
     "hubwatch_hub_webhooks",
     "Hub webhooks received, by outcome (polled, ignored, refused).",
     ["outcome"],
+)
+HUB_WEBHOOK_TRIGGERS_TODAY = Gauge(
+    "hubwatch_hub_webhook_triggers_today",
+    "Hub webhook triggers received today (UTC); the Hub delivers at most 1,000 a day.",
 )
 DISCOVERY_WOKEN = Counter("hubwatch_discovery_woken", "Repos woken for a poll by discovery.")
 HEAD_CHECKS = Counter(

@@ -16,7 +16,13 @@ import structlog
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from hubwatch.api import create_app, hub_hooks_router, store_poller, store_recorder
+from hubwatch.api import (
+    DailyCap,
+    create_app,
+    hub_hooks_router,
+    store_poller,
+    store_recorder,
+)
 from hubwatch.daemon import PeriodicJob, run_forever
 from hubwatch.errors import HubwatchError
 from hubwatch.notify.delivery import DeliveryRetry, WebhookDeliverer
@@ -94,7 +100,10 @@ def api_server(rt: Runtime, host: str, port: int) -> Iterator[uvicorn.Server]:
     secret = cfg.hub_webhook_secret
     record = store_recorder(rt.store) if cfg.hub_webhook_other_scopes == "record" else None
     hooks = hub_hooks_router(
-        secret.get_secret_value() if secret else None, store_poller(rt.store), record
+        secret.get_secret_value() if secret else None,
+        store_poller(rt.store),
+        record,
+        DailyCap(cfg.hub_webhook_daily_cap),
     )
     app = create_app(rt.store, cfg, routers=[hooks], differs=rt.differs)
     config = uvicorn.Config(

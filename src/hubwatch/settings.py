@@ -64,8 +64,11 @@ class Settings(BaseSettings):
     """Seconds all chat templates of one revision may render for together; the rest are not
     rendered (each template also stops after 10 s). The templates embedded in GGUF files get a
     budget of this size of their own."""
-    poll_interval_s: float = Field(default=600.0, gt=0)
-    """Seconds between two polls of the tracked repos by `hubwatch poll`."""
+    poll_interval_s: float = Field(default=300.0, gt=0)
+    """Seconds between two discovery cycles (the walk down the Hub's listing) of `hubwatch
+    worker`, `serve` and `poll`, and between two checks of a repo the listing cannot vouch for.
+    A change is recorded at worst about this long after its push, plus its poll: the default
+    keeps that under 10 minutes (docs/scale.md)."""
     http_timeout_s: float = Field(default=30.0, gt=0)
     """Timeout of one HTTP request to the Hub."""
     retries: int = Field(default=5, ge=0)
@@ -114,6 +117,9 @@ class Settings(BaseSettings):
     hub_webhook_other_scopes: Literal["record", "ignore"] = "record"
     """Hub webhooks of scopes that wake no poll (discussions, comments): kept among the repo's
     events (`hub_event`), or ignored; never a Hub request either way."""
+    hub_webhook_daily_cap: int = Field(default=1_000, ge=1)
+    """Triggers the Hub delivers per webhook per day (UTC): reaching it is logged once a day
+    (`hub_webhook_cap_reached`); the listing walk finds the changes for the rest of the day."""
     api_host: str = "127.0.0.1"
     """Address `hubwatch serve` listens on."""
     api_port: int = Field(default=8080, ge=0, le=65535)

@@ -31,6 +31,7 @@ from fastapi import APIRouter, HTTPException, Request
 from starlette.concurrency import run_in_threadpool
 
 from hubwatch import metrics
+from hubwatch.api.hookcap import DailyCap
 from hubwatch.errors import InvalidRepoId, NotTracked, UnsafeContent
 from hubwatch.formats.json import loads_bounded
 from hubwatch.models import (
@@ -167,13 +168,18 @@ def _read_push(payload: dict[str, Any], repo: dict[str, Any]) -> HubPush:
 
 
 def hub_hooks_router(
-    secret: str | None, poll_now: PollNow, record: Record | None = None
+    secret: str | None,
+    poll_now: PollNow,
+    record: Record | None = None,
+    cap: DailyCap | None = None,
 ) -> APIRouter:
     """The router for `POST /hooks/hub`; with no secret configured every call is refused.
 
     `record`: what becomes of events of the scopes that wake no poll; None: they are ignored.
+    `cap`: counts the triggers against the Hub's daily cap (a fresh one if None).
     """
     router = APIRouter()
+    cap = cap or DailyCap()
 
     @router.post("/hooks/hub", status_code=202)
     async def hub_webhook(request: Request) -> dict[str, Any]:
@@ -181,6 +187,7 @@ def hub_hooks_router(
         if not secret or not hmac.compare_digest(given.encode(), secret.encode()):
             metrics.HUB_WEBHOOKS.labels("refused").inc()
             raise HTTPException(401, "missing or wrong X-Webhook-Secret")
+        cap.arrived()  # the Hub counts every delivery against the day's cap, ignored ones too
         raw = await request.body()
         if len(raw) > MAX_BODY:
             raise HTTPException(413, "payload too large for a Hub webhook")

@@ -51,7 +51,7 @@ from hubwatch.models.revision import (
     StoredFile,
     StoredRevision,
 )
-from hubwatch.models.schedule import Claim, ScheduleEntry
+from hubwatch.models.schedule import Claim, ScheduleEntry, WakePriority
 from hubwatch.models.subscription import (
     DeliveryAttempt,
     MessageState,
@@ -101,6 +101,7 @@ __all__ = [
     "RevisionChanges",
     "RevisionText",
     "ScheduleEntry",
+    "WakePriority",
     "Severity",
     "SeverityScore",
     "Snapshot",

@@ -4,9 +4,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from enum import IntEnum
 
 from hubwatch.models.ids import CommitSha
 from hubwatch.models.repo import RepoRef, RepoStatus
+
+
+class WakePriority(IntEnum):
+    """Which woken repos workers claim first: lower first, then the oldest wake.
+
+    A repo that changed never waits behind one that did not: a change the listing or a webhook
+    announced goes before the periodic verification of a repo a pin or subscription names, which
+    goes before every other verification and first poll.
+    """
+
+    CHANGE = 0
+    WATCHED = 1
+    VERIFY = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +42,8 @@ class ScheduleEntry:
     """Whether the Hub's public listing shows it; None: not known yet."""
     object_id: str | None = None
     """The Hub's object id of the repo: the listing names a renamed repo by its new id only."""
+    watched: bool = False
+    """Whether a subscription names the repo: its verifications go before the others'."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -105,8 +105,25 @@ class Modified:
     """The source's own id of the repo (the Hub's `_id`), which a rename keeps."""
 
 
+@dataclass(frozen=True, slots=True)
+class Allowance:
+    """A rate-limit policy a source announced for one bucket: `limit` requests per window."""
+
+    limit: int
+    window_s: float
+
+    def per(self, seconds: float) -> float:
+        """Requests the policy allows over `seconds`."""
+        return self.limit * seconds / self.window_s
+
+
 class ChangeFeed(ABC):
     """A source that lists its recently modified repos, so idle repos need no request each."""
+
+    def allowance(self, bucket: str) -> Allowance | None:
+        """The rate-limit policy the source last announced for `bucket` ("api", "resolvers");
+        None where it announced none (discovery then spends without a budget)."""
+        return None
 
     @property
     @abstractmethod

@@ -28,7 +28,7 @@ from hubwatch.models import CommitInfo, CommitSha, FileEntry, RepoRef, RepoStatu
 from hubwatch.models.lineage import Derivative, Relation
 from hubwatch.models.refs import GitRef, RefKind
 from hubwatch.outbound.client import paced
-from hubwatch.sources.base import ChangeFeed, DerivativeListing, Modified, RevisionSource
+from hubwatch.sources.base import Allowance, ChangeFeed, DerivativeListing, Modified, RevisionSource
 from hubwatch.sources.hubanswers import (
     commit_infos,
     derivative_of,
@@ -197,6 +197,9 @@ class HubSource(RevisionSource, ChangeFeed, DerivativeListing):
     @property
     def feed_name(self) -> str:
         return f"hub-models:{self._endpoint}"
+
+    def allowance(self, bucket: str) -> Allowance | None:
+        return self.pacer.allowance(bucket)
 
     def recently_modified(self, limit: int) -> Iterator[Modified]:
         listing = RepoRef("models/listing")  # names the listing in error messages

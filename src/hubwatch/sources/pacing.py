@@ -20,12 +20,13 @@ import httpx2
 import structlog
 
 from hubwatch import metrics
+from hubwatch.sources.base import Allowance
 
 log = structlog.get_logger(__name__)
 
 _ITEM = re.compile(r'"(?P<name>[^"]+)"\s*;(?P<params>[^,]*)')
 _PARAM = re.compile(r"(?P<key>[a-z]+)=(?P<value>\d+)")
-_POLICY_QUOTA = re.compile(r'"(?P<name>[^"]+)"\s*;\s*q=(?P<q>\d+)')
+_POLICY_QUOTA = re.compile(r'"(?P<name>[^"]+)"\s*;\s*q=(?P<q>\d+)(?:\s*;\s*w=(?P<w>\d+))?')
 MIN_RESERVE = 5
 
 
@@ -51,6 +52,16 @@ def parse_ratelimit(header: str | None) -> list[Quota]:
 def parse_policy(header: str | None) -> dict[str, int]:
     """Quota per bucket from a `RateLimit-Policy` header (`"fixed window";"api";q=1000;w=300`)."""
     return {m["name"]: int(m["q"]) for m in _POLICY_QUOTA.finditer(header or "")}
+
+
+def parse_allowances(header: str | None) -> dict[str, Allowance]:
+    """Quota and window per bucket from a `RateLimit-Policy` header; items without `w=` or with
+    a zero window are left out."""
+    found = {}
+    for m in _POLICY_QUOTA.finditer(header or ""):
+        if m["w"] and int(m["w"]) > 0:
+            found[m["name"]] = Allowance(int(m["q"]), float(m["w"]))
+    return found
 
 
 def bucket_of(path: str) -> str | None:
@@ -81,6 +92,7 @@ class Pacer:
         # bucket -> (remaining, reset at, earliest next send)
         self._state: dict[str, tuple[int, float, float]] = {}
         self._reserve: dict[str, int] = {}
+        self._allowances: dict[str, Allowance] = {}
         self.waited_s = 0.0
         """Total time spent waiting, for metrics and benchmarks."""
 
@@ -122,12 +134,18 @@ class Pacer:
             self._sleep(wait)
         return wait
 
+    def allowance(self, bucket: str) -> Allowance | None:
+        """The policy the server last announced for `bucket` (RateLimit-Policy), if any."""
+        with self._lock:
+            return self._allowances.get(bucket)
+
     def after(self, header: str | None, policy: str | None = None) -> None:
         """Learn from an answer's `RateLimit` (and `RateLimit-Policy`) headers."""
         now = self._clock()
         with self._lock:
             for bucket, limit in parse_policy(policy).items():
                 self._reserve[bucket] = max(MIN_RESERVE, limit // 10)
+            self._allowances.update(parse_allowances(policy))
             for quota in parse_ratelimit(header):
                 _, _, next_at = self._state.get(quota.bucket, (0, 0.0, now))
                 self._state[quota.bucket] = (quota.remaining, now + quota.reset_s, next_at)

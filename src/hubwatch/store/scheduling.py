@@ -8,7 +8,7 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Protocol
 
-from hubwatch.models import Claim, RepoStatus, ScheduleEntry
+from hubwatch.models import Claim, RepoStatus, ScheduleEntry, SourceKind, WakePriority
 
 
 class ScheduleStore(Protocol):
@@ -28,7 +28,25 @@ class ScheduleStore(Protocol):
 
     @abstractmethod
     def schedule_entries(self) -> list[ScheduleEntry]:
-        """Every tracked repo with its schedule, by id."""
+        """Every tracked repo with its schedule, by id (read by the page: `schedule_page`)."""
+
+    @abstractmethod
+    def schedule_page(self, after: str | None, limit: int) -> list[ScheduleEntry]:
+        """Up to `limit` tracked repos with their schedules, by id, those after `after`."""
+
+    @abstractmethod
+    def schedule_for(
+        self, repo_ids: Iterable[str], object_ids: Iterable[str] = ()
+    ) -> list[ScheduleEntry]:
+        """The tracked repos among `repo_ids`, and those with one of the Hub `object_ids`."""
+
+    @abstractmethod
+    def tracked_count(self, source: SourceKind) -> int:
+        """How many repos of `source` are tracked."""
+
+    @abstractmethod
+    def waiting_count(self, priority: WakePriority) -> int:
+        """Woken repos of `priority` or less urgent that no worker has claimed yet."""
 
     @abstractmethod
     def wake(
@@ -36,10 +54,12 @@ class ScheduleStore(Protocol):
         repo_ids: Iterable[str],
         at: datetime,
         hints: Mapping[str, RepoStatus] | None = None,
+        priority: WakePriority = WakePriority.CHANGE,
     ) -> int:
         """Ask for a poll of these repos as soon as a worker is free; returns how many exist.
 
-        `hints` gives, per repo, the status a listing reported, handed to the poll.
+        `hints` gives, per repo, the status a listing reported, handed to the poll. Workers
+        claim the most urgent `priority` first; a repo already waiting keeps the more urgent.
         """
 
     @abstractmethod
@@ -52,7 +72,7 @@ class ScheduleStore(Protocol):
 
     @abstractmethod
     def claim_repos(self, owner: str, now: datetime, lease_s: float, limit: int = 1) -> list[Claim]:
-        """Lease up to `limit` woken repos no live lease holds, oldest wake first."""
+        """Lease up to `limit` woken repos no live lease holds: most urgent, then oldest wake."""
 
     @abstractmethod
     def renew_lease(self, repo_id: str, owner: str, until: datetime) -> bool:

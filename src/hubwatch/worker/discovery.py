@@ -1,27 +1,35 @@
 """Cheap change discovery: which tracked repos need a poll, without a request per idle repo.
 
-The Hub lists models by last modification, newest first (`/api/models?sort=lastModified`). One
-walk down that listing to where the previous walk stopped (the cursor, kept in the store) names
-every repo modified since, however many repos are tracked: an idle cycle costs one request. A
-repo the listing cannot vouch for gets its own cheap check when it is due, a HEAD on the
-resolver (`X-Repo-Commit`, counted against the larger "resolvers" quota) or `git ls-remote`:
+The Hub lists models by last modification, newest first (`/api/models?sort=lastModified`), with
+each one's head sha. One walk down that listing to where the previous walk stopped (the cursor,
+kept in the store) names every repo modified since, however many repos are tracked: an idle
+cycle costs one request. The first walk (no cursor yet) reads the listing until it has named
+every tracked repo, and the sha it gives seeds each one: the first cycle needs no request per
+repo either (`walk.py`). A repo the listing cannot vouch for gets its own cheap check when it
+is due, a HEAD on the resolver (`X-Repo-Commit`, counted against the larger "resolvers" quota)
+or `git ls-remote`:
 
-- every repo, in the first cycle (no cursor yet), and after a walk that hit its page limit
-  before reaching the cursor (a long outage);
-- repos the public listing does not show (private ones), and those not yet known to be listed;
+- repos the public listing does not show (private ones), and those the walk did not reach (a
+  walk that hit its bound, or a deep listing page that answered 504);
 - repos of sources that have no listing (git remotes).
 
 Repos never polled, or whose last poll failed, or that are deleted or disabled, get a full poll
-when due. A listed repo still gets a full poll every `verify_s` (a day by default), since a
-listing does not show renames, deletions or a repo turning private. A repo that needs a poll is
-woken in the store, with the head and gating the listing gave (so its poll skips its own
-model_info request); workers claim and poll woken repos.
+when due. A listed repo still gets a full poll every `verify_s` (a day by default), at its own
+phase of that period (`plan.verification_due`), since a listing does not show renames,
+deletions or a repo turning private.
+
+Changes go first. A repo the listing (or a Hub webhook) names as changed is woken at
+`WakePriority.CHANGE`; verifications and first polls at `VERIFY` (`WATCHED` for a repo a
+subscription names), and workers claim the most urgent first. How many verifications and HEAD
+checks a cycle may start is its `Budget`, from the quota the Hub announces, less what the
+changes need (`budget.py`); the rest stay due for the next cycle. Repo state is read a page at
+a time: the cycle's memory does not grow with the number of tracked repos.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
@@ -30,11 +38,17 @@ import structlog
 
 from hubwatch import metrics
 from hubwatch.errors import SourceError, SourceTimedOut
-from hubwatch.models import READABLE_STATES, RepoRef, RepoStatus, ScheduleEntry, SourceKind
-from hubwatch.sources.base import ChangeFeed, Modified, RevisionSource
+from hubwatch.models import READABLE_STATES, RepoRef, ScheduleEntry, SourceKind, WakePriority
+from hubwatch.sources.base import ChangeFeed, RevisionSource
 from hubwatch.store.scheduling import ScheduleStore
+from hubwatch.worker.budget import Budget, plan_budget
+from hubwatch.worker.plan import Plan, verification_due
+from hubwatch.worker.walk import Walk, WalkSettings, walk
 
 log = structlog.get_logger(__name__)
+
+PAGE = 1_000
+"""Tracked repos read from the store at a time in the cycle's pass."""
 
 
 @dataclass
@@ -43,25 +57,21 @@ class DiscoveryResult:
 
     woken: list[str] = field(default_factory=list)
     """Repos woken for a poll."""
+    changes: int = 0
+    """Of those, how many as changes (before any verification)."""
     listed: int = 0
     """Listing items read."""
     checked: int = 0
     """Per-repo cheap checks made (HEAD on the resolver, git ls-remote)."""
     vouched: int = 0
     """Repos the listing vouched for: known unchanged without a request of their own."""
+    deferred: int = 0
+    """Verifications and checks due but left for a later cycle: over this cycle's budget."""
     covered: dict[str, bool] = field(default_factory=dict)
     """Per listing: whether the walk reached the previous cursor."""
     unanswered: set[str] = field(default_factory=set)
     """Hosts (the Hub, a git host) that let a check time out: their other repos' checks wait for
     the next cycle, so that a black-holed host costs one timeout a cycle, not one per repo."""
-
-
-@dataclass(frozen=True)
-class _Walk:
-    covered: bool
-    named: dict[str, Modified]
-    moved: set[str] = field(default_factory=set)
-    """Tracked repos the listing names by another id, found by their object id: renamed."""
 
 
 class Discovery:
@@ -78,6 +88,7 @@ class Discovery:
         margin_s: float = 120.0,
         skew_s: float = 5.0,
         max_listed: int = 10_000,
+        first_max_listed: int = 500_000,
         rng: random.Random | None = None,
     ) -> None:
         self._store = store
@@ -85,166 +96,132 @@ class Discovery:
         self._interval = interval_s
         self._verify = max(verify_s, interval_s)
         self._jitter = jitter
-        self._margin = timedelta(seconds=margin_s)
-        """Overlap with the previous walk: the listing's clock and indexing may lag a little."""
-        self._skew = timedelta(seconds=skew_s)
-        """How far the source's clock may be behind ours when comparing with our last poll."""
-        self._max_listed = max_listed
+        self._walk_settings = WalkSettings(
+            margin=timedelta(seconds=margin_s),
+            skew=timedelta(seconds=skew_s),
+            max_listed=max_listed,
+            first_max_listed=max(first_max_listed, max_listed),
+            verify_s=self._verify,
+        )
         self._rng = rng or random.Random()
 
-    def next_due(self, now: datetime, *, listed: bool = False) -> datetime:
-        """When a repo checked now is due again: the interval (the verify interval for a repo
-        the listing shows), give or take the jitter."""
+    def next_due(self, now: datetime, *, listed: bool = False, repo_id: str = "") -> datetime:
+        """When a repo checked now is due again: its phase of the verify period for a repo the
+        listing shows, else the interval give or take the jitter."""
+        if listed and repo_id:
+            return verification_due(repo_id, now, self._verify)
         spread = 1 + self._rng.uniform(-self._jitter, self._jitter)
         return now + timedelta(seconds=(self._verify if listed else self._interval) * spread)
 
     def run(self, heartbeat: Callable[[], None] | None = None) -> DiscoveryResult:
-        """Wake every repo that needs a poll; check the ones the listings cannot vouch for.
+        """Wake every repo that needs a poll, changes first; check the ones the listings cannot
+        vouch for, inside the cycle's budget.
 
         `heartbeat` is called now and then during long runs (to renew the job's lease).
         """
         now = datetime.now(UTC)
         result = DiscoveryResult()
-        entries = self._store.schedule_entries()
-        walks: dict[SourceKind, _Walk] = {}
+        plan = Plan()
+        walks: dict[SourceKind, Walk] = {}
         for kind, source in self._sources.items():
-            if isinstance(source, ChangeFeed):
-                mine = [e for e in entries if e.ref.source is kind]
-                if mine:
-                    walks[kind] = self._walk(source, mine, result)
-        wake: list[str] = []
-        hints: dict[str, RepoStatus] = {}
-        due: dict[str, datetime] = {}
-        listed: list[str] = []
-        for n, entry in enumerate(entries, 1):
-            if heartbeat and n % 200 == 0:
+            if isinstance(source, ChangeFeed) and self._store.tracked_count(kind):
+                walks[kind] = walk(
+                    self._store, source, kind, now, plan, self._walk_settings, heartbeat
+                )
+                result.listed += walks[kind].listed
+                result.vouched += walks[kind].vouched
+                result.covered[source.feed_name] = walks[kind].covered
+        result.changes = plan.changes
+        budget = self._budget(walks, plan.changes)
+        after: str | None = None
+        while page := self._store.schedule_page(after, PAGE):
+            after = page[-1].ref.repo_id
+            for entry in page:
+                self._pass(entry, walks.get(entry.ref.source), now, plan, budget, result)
+            plan.flush(self._store)
+            if heartbeat:
                 heartbeat()
-            walk = walks.get(entry.ref.source)
-            decision = self._decide(entry, walk, now, result)
-            if decision in ("wake", "hinted"):
-                wake.append(entry.ref.repo_id)
-            if decision == "hinted" and walk is not None:
-                status = walk.named[entry.ref.repo_id].status
-                assert status is not None
-                hints[entry.ref.repo_id] = status
-            elif decision == "fresh":
-                due[entry.ref.repo_id] = self.next_due(now, listed=bool(walk and entry.listed))
-            if walk and entry.ref.repo_id in walk.named and entry.listed is not True:
-                listed.append(entry.ref.repo_id)
-        if listed:
-            self._store.set_listed(listed, True)
-        self._store.set_due(due)
-        if wake:
-            self._store.wake(wake, datetime.now(UTC), hints)
-        result.woken = wake
-        metrics.DISCOVERY_WOKEN.inc(len(wake))
+        result.woken = plan.woken
+        result.changes = plan.changes
+        result.deferred = budget.deferred
         structlog.contextvars.unbind_contextvars("hub_request_id")
         log.info(
             "discovery_finished",
-            woken=len(wake),
+            woken=len(result.woken),
+            changes=result.changes,
             listed=result.listed,
             checked=result.checked,
             vouched=result.vouched,
+            deferred=result.deferred,
         )
         return result
 
     # -- internals --------------------------------------------------------------------------
 
-    def _walk(
-        self, feed: ChangeFeed, tracked: Iterable[ScheduleEntry], result: DiscoveryResult
-    ) -> _Walk:
-        """Read the listing down to the cursor; which tracked repos it names, and when.
+    def _budget(self, walks: Mapping[SourceKind, Walk], changes: int) -> Budget:
+        """This cycle's budget, from the Hub's announced quotas (no limit where it announced
+        none)."""
+        hub = self._sources.get(SourceKind.HUB)
+        if not isinstance(hub, ChangeFeed):
+            return Budget()
+        return plan_budget(
+            hub.allowance("api"),
+            hub.allowance("resolvers"),
+            interval_s=self._interval,
+            changes=changes,
+            waiting=self._store.waiting_count(WakePriority.WATCHED),
+            spent_api=sum(w.pages for w in walks.values()),
+        )
 
-        A repo renamed upstream is listed under its new id only: it is found by its object id
-        (which a rename keeps) and woken, so that its poll follows the rename in this cycle.
-        """
-        entries = list(tracked)
-        wanted = {e.ref.repo_id for e in entries}
-        by_object = {e.object_id: e.ref.repo_id for e in entries if e.object_id}
-        moved: set[str] = set()
-        cursor = self._store.cursor(feed.feed_name)
-        named: dict[str, Modified] = {}
-        newest: datetime | None = None
-        covered = False
-        try:
-            if cursor is None:
-                # First cycle: no cursor to walk down to. Take the newest time as the cursor;
-                # every repo gets its own check this once.
-                for item in feed.recently_modified(limit=1):
-                    result.listed += 1
-                    newest = item.at
-            else:
-                floor = cursor - self._margin
-                count = 0
-                for item in feed.recently_modified(limit=self._max_listed):
-                    count += 1
-                    newest = max(newest, item.at) if newest else item.at
-                    if item.at <= floor:
-                        covered = True
-                        break
-                    if item.repo_id in wanted and item.repo_id not in named:
-                        named[item.repo_id] = item  # the first is the newest
-                    elif item.repo_id not in wanted and item.object_id in by_object:
-                        old = by_object[item.object_id]
-                        named.setdefault(old, item)
-                        moved.add(old)
-                result.listed += count
-                covered = covered or count < self._max_listed  # the listing ended above the floor
-        except SourceError as exc:
-            # The Hub's deep /api/models pages can answer 504. Items come a whole page at a
-            # time, so those read are complete pages: the cursor still moves to the newest,
-            # and the repos the walk did not reach are checked on their own in this cycle.
-            log.warning("listing_failed", feed=feed.feed_name, error=str(exc))
-            if newest is not None:
-                self._store.set_cursor(feed.feed_name, max(filter(None, (cursor, newest))))
-            result.covered[feed.feed_name] = False
-            return _Walk(False, named, moved)
-        # NOTE: the cursor only moves forward; a walk that stopped at its page limit still moves
-        # it, because every repo it did not reach is checked on its own in this cycle.
-        value = max(filter(None, (cursor, newest)), default=None) or datetime.now(UTC)
-        self._store.set_cursor(feed.feed_name, value)
-        result.covered[feed.feed_name] = covered
-        return _Walk(covered, named, moved)
-
-    def _decide(
-        self, entry: ScheduleEntry, walk: _Walk | None, now: datetime, result: DiscoveryResult
-    ) -> str:
-        """What to do with one repo now.
-
-        "wake" (a full poll), "hinted" (a poll that starts from the listing's status), "fresh"
-        (checked just now: unchanged) or "skip" (nothing to do now).
-        """
-        if entry.woken:
-            return "skip"
+    def _pass(
+        self,
+        entry: ScheduleEntry,
+        walk: Walk | None,
+        now: datetime,
+        plan: Plan,
+        budget: Budget,
+        result: DiscoveryResult,
+    ) -> None:
+        """Decide for one repo the walk left alone: a poll, a check, or nothing now."""
         repo_id = entry.ref.repo_id
+        if entry.woken or (walk is not None and repo_id in walk.named):
+            return
         is_due = entry.due_at is None or entry.due_at <= now
         needs_poll = entry.head is None or entry.last_polled_at is None or entry.failed
-        if walk is not None and repo_id in walk.moved:
-            log.info("repo_moved_in_listing", repo=repo_id, listed_as=walk.named[repo_id].repo_id)
-            return "wake"  # a full poll follows the rename; the listing's status is the new id's
-        if walk is not None and repo_id in walk.named:
-            item = walk.named[repo_id]
-            if item.status is not None:
-                recent = item.status.head != entry.head  # the listing says where the head is
-            else:
-                last = entry.last_polled_at
-                recent = last is None or item.at > last - self._skew
-            if recent or needs_poll:
-                usable = item.status is not None and entry.state in READABLE_STATES
-                return "hinted" if usable and not needs_poll else "wake"
+        verify = WakePriority.WATCHED if entry.watched else WakePriority.VERIFY
         if needs_poll or entry.state not in READABLE_STATES:
-            return "wake" if is_due else "skip"
+            if is_due and budget.take_verify():
+                plan.add_wake(repo_id, verify)
+            return
         if walk is not None and walk.covered and entry.listed:
-            if is_due:
-                return "wake"  # the periodic full verification (renames, deletions, privacy)
-            result.vouched += 1
-            return "skip"
-        if not (is_due or (walk is not None and not walk.covered)):
-            return "skip"
+            if not is_due:
+                result.vouched += 1
+            elif budget.take_verify():
+                plan.add_wake(repo_id, verify)  # the periodic full verification
+            return
+        in_doubt = walk is not None and not walk.covered and bool(entry.listed)
+        if not (is_due or in_doubt):
+            return
+        decision = self._check(entry, budget, result)
+        if decision == "deferred":
+            if not is_due:
+                plan.due[repo_id] = now  # unvouched now: verified when the budget allows
+        elif decision == "fresh":
+            plan.due[repo_id] = self.next_due(now, listed=bool(entry.listed), repo_id=repo_id)
+        elif decision == "changed":
+            plan.add_wake(repo_id, WakePriority.CHANGE)
+        else:
+            plan.add_wake(repo_id, verify)  # a failed check: a full poll records what is wrong
+
+    def _check(self, entry: ScheduleEntry, budget: Budget, result: DiscoveryResult) -> str:
+        """A repo's own cheap check: "fresh", "changed", "failed", or "deferred" (not made:
+        over budget, or its host let a check time out in this cycle)."""
         source = self._sources.get(entry.ref.source)
         host = _host(entry.ref)
         if source is None or host in result.unanswered:
-            return "skip"
+            return "deferred"
+        if entry.ref.source is SourceKind.HUB and not budget.take_head():
+            return "deferred"
         result.checked += 1
         metrics.HEAD_CHECKS.inc()
         try:
@@ -252,11 +229,11 @@ class Discovery:
         except SourceTimedOut as exc:
             result.unanswered.add(host)
             log.warning("host_unanswered", host=host, error=str(exc))
-            return "wake"  # this one's poll records what is wrong; the others wait a cycle
+            return "failed"  # this one's poll records what is wrong; the others wait a cycle
         except SourceError as exc:
-            log.info("head_check_failed", repo=repo_id, error=str(exc))
-            return "wake"  # a full poll records what is wrong
-        return "fresh" if head == entry.head else "wake"
+            log.info("head_check_failed", repo=entry.ref.repo_id, error=str(exc))
+            return "failed"
+        return "fresh" if head == entry.head else "changed"
 
 
 def _host(ref: RepoRef) -> str:

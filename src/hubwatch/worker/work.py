@@ -249,7 +249,7 @@ class Worker:
     # -- internals --------------------------------------------------------------------------
 
     def _release(self, repo_id: str, *, done: bool, listed: bool = False) -> None:
-        due = self._discovery.next_due(datetime.now(UTC), listed=listed)
+        due = self._discovery.next_due(datetime.now(UTC), listed=listed, repo_id=repo_id)
         self._store.release_repo(repo_id, self.owner, done=done, due_at=due)
 
     def _renew_lease(self, repo_id: str) -> bool:

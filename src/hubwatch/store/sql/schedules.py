@@ -1,34 +1,30 @@
-"""SqlStore's part for sharing work: schedules, leases (FOR UPDATE SKIP LOCKED), cursors."""
+"""SqlStore's part for sharing work: leases (FOR UPDATE SKIP LOCKED), periodic jobs, cursors."""
 
 from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
 
-from sqlalchemy import and_, bindparam, or_, text, update
+from sqlalchemy import and_, or_, text, update
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
-from sqlmodel import Session, col, select
+from sqlmodel import col, select
 
 from hubwatch.errors import StoreError, WorkerConflict, WorkerIdTaken
-from hubwatch.models import Claim, CommitSha, RepoRef, RepoStatus, ScheduleEntry, SourceKind
+from hubwatch.models import Claim, CommitSha, RepoStatus
 from hubwatch.store.scheduling import ScheduleStore
-from hubwatch.store.sql.base import SqlBase, utc
+from hubwatch.store.sql.base import utc
 from hubwatch.store.sql.tables import CursorRow, JobLeaseRow, RepoRow, ScheduleRow
+from hubwatch.store.sql.wakes import SqlWakes
 
-_CHUNK = 500  # ids per IN (…) list: far below every driver's parameter limit
-
-
-def _chunks(items: list[Any]) -> Iterator[list[Any]]:
-    for start in range(0, len(items), _CHUNK):
-        yield items[start : start + _CHUNK]
+_CLAIM_ORDER = (col(ScheduleRow.priority), col(ScheduleRow.woken_at), col(ScheduleRow.repo_pk))
+"""Changes first (WakePriority), then the oldest wake."""
 
 
-class SqlScheduleStore(SqlBase, ScheduleStore):
+class SqlScheduleStore(SqlWakes, ScheduleStore):
     """Schedules and leases in SQL; on SQLite, one worker process at a time (a file lock)."""
 
     # -- one worker on SQLite ---------------------------------------------------------------
@@ -108,128 +104,6 @@ class SqlScheduleStore(SqlBase, ScheduleStore):
             session.commit()
         return int(freed)
 
-    # -- schedules --------------------------------------------------------------------------
-
-    def schedule_entries(self) -> list[ScheduleEntry]:
-        with self._session() as session:
-            rows = session.exec(
-                select(RepoRow, ScheduleRow)
-                .join(ScheduleRow, col(ScheduleRow.repo_pk) == col(RepoRow.id), isouter=True)
-                .order_by(RepoRow.repo_id)
-            ).all()
-            return [
-                ScheduleEntry(
-                    ref=RepoRef(repo.repo_id, SourceKind(repo.source), repo.url, repo.branch),
-                    state=repo.state,
-                    head=CommitSha(repo.head_sha) if repo.head_sha else None,
-                    last_polled_at=utc(repo.last_polled_at),
-                    failed=repo.last_error is not None,
-                    due_at=utc(sched.due_at) if sched else None,
-                    woken=bool(sched and sched.woken_at is not None),
-                    listed=sched.listed if sched else None,
-                    object_id=repo.hub_object_id,
-                )
-                for repo, sched in rows
-            ]
-
-    def _pks(self, session: Session, repo_ids: Iterable[str]) -> dict[str, int]:
-        pks: dict[str, int] = {}
-        for chunk in _chunks(sorted(set(repo_ids))):
-            rows = session.exec(
-                select(RepoRow.repo_id, RepoRow.id).where(col(RepoRow.repo_id).in_(chunk))
-            ).all()
-            pks.update({repo_id: pk for repo_id, pk in rows if pk is not None})
-        return pks
-
-    def _leased_pk(self, session: Session, repo_id: str) -> int | None:
-        """The repo a lease was claimed under `repo_id`: a poll that followed a rename holds
-        its lease on, and gives it back, under the name it was claimed by."""
-        pk = self._pks(session, [repo_id]).get(repo_id)
-        if pk is not None:
-            return pk
-        rows = session.exec(
-            select(RepoRow.id, RepoRow.former_ids).where(col(RepoRow.former_ids).is_not(None))
-        ).all()
-        return next((pk for pk, former in rows if repo_id in (former or ())), None)
-
-    def _ensure_rows(self, session: Session, pks: Iterable[int]) -> None:
-        """Create the schedule rows that do not exist yet (due now); concurrent-safe."""
-        now = datetime.now(UTC)
-        for chunk in _chunks(sorted(set(pks))):
-            have = set(
-                session.exec(
-                    select(ScheduleRow.repo_pk).where(col(ScheduleRow.repo_pk).in_(chunk))
-                ).all()
-            )
-            missing = [{"repo_pk": pk, "due_at": now} for pk in chunk if pk not in have]
-            if missing:
-                stmt = self._insert(ScheduleRow).values(missing).on_conflict_do_nothing()
-                session.execute(stmt)
-
-    def wake(
-        self,
-        repo_ids: Iterable[str],
-        at: datetime,
-        hints: Mapping[str, RepoStatus] | None = None,
-    ) -> int:
-        hints = hints or {}
-        with self._session() as session:
-            pks = self._pks(session, repo_ids)
-            self._ensure_rows(session, pks.values())
-            plain = sorted(pk for repo_id, pk in pks.items() if repo_id not in hints)
-            for chunk in _chunks(plain):
-                session.execute(
-                    update(ScheduleRow)
-                    .where(col(ScheduleRow.repo_pk).in_(chunk))
-                    .values(woken_at=at, hint_head=None, hint_gated=None)
-                )
-            table = ScheduleRow.metadata.tables["repo_schedule"]
-            hinted = [
-                {"pk": pk, "head": hints[repo_id].head, "gated": hints[repo_id].gated}
-                for repo_id, pk in pks.items()
-                if repo_id in hints
-            ]
-            if hinted:
-                session.connection().execute(
-                    update(table)
-                    .where(table.c.repo_pk == bindparam("pk"))
-                    .values(
-                        woken_at=at, hint_head=bindparam("head"), hint_gated=bindparam("gated")
-                    ),
-                    hinted,
-                )
-            session.commit()
-            return len(pks)
-
-    def set_due(self, due: Mapping[str, datetime]) -> None:
-        if not due:
-            return
-        with self._session() as session:
-            pks = self._pks(session, due)
-            self._ensure_rows(session, pks.values())
-            params = [{"pk": pks[repo_id], "due": when} for repo_id, when in due.items()]
-            params = [p for p in params if p["pk"] is not None]
-            table = ScheduleRow.metadata.tables["repo_schedule"]
-            stmt = (
-                update(table)
-                .where(table.c.repo_pk == bindparam("pk"))
-                .values(due_at=bindparam("due"))
-            )
-            session.connection().execute(stmt, params)
-            session.commit()
-
-    def set_listed(self, repo_ids: Iterable[str], listed: bool) -> None:
-        with self._session() as session:
-            pks = self._pks(session, repo_ids)
-            self._ensure_rows(session, pks.values())
-            for chunk in _chunks(sorted(pks.values())):
-                session.execute(
-                    update(ScheduleRow)
-                    .where(col(ScheduleRow.repo_pk).in_(chunk))
-                    .values(listed=listed)
-                )
-            session.commit()
-
     # -- repo leases ------------------------------------------------------------------------
 
     def claim_repos(self, owner: str, now: datetime, lease_s: float, limit: int = 1) -> list[Claim]:
@@ -244,7 +118,7 @@ class SqlScheduleStore(SqlBase, ScheduleStore):
                 session.exec(
                     select(ScheduleRow.repo_pk)
                     .where(col(ScheduleRow.woken_at).is_not(None), free)
-                    .order_by(col(ScheduleRow.woken_at), col(ScheduleRow.repo_pk))
+                    .order_by(*_CLAIM_ORDER)
                     .limit(limit)
                     .with_for_update(skip_locked=True)
                 ).all()
@@ -265,7 +139,7 @@ class SqlScheduleStore(SqlBase, ScheduleStore):
                 select(RepoRow.repo_id, ScheduleRow.hint_head, ScheduleRow.hint_gated)
                 .join(ScheduleRow, col(ScheduleRow.repo_pk) == col(RepoRow.id))
                 .where(col(RepoRow.id).in_(pks), col(ScheduleRow.lease_owner) == owner)
-                .order_by(col(ScheduleRow.woken_at), col(ScheduleRow.repo_pk))
+                .order_by(*_CLAIM_ORDER)
             ).all()
             session.commit()
             return [

@@ -270,7 +270,7 @@ class ScheduleRow(SQLModel, table=True):
     """When a tracked repo is next due, whether it must be polled now, and which worker has it."""
 
     __tablename__ = "repo_schedule"
-    __table_args__ = (Index("ix_repo_schedule_woken", "woken_at"),)
+    __table_args__ = (Index("ix_repo_schedule_woken", "priority", "woken_at"),)
 
     repo_pk: int = Field(foreign_key="repo.id", ondelete="CASCADE", primary_key=True)
     due_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
@@ -282,6 +282,8 @@ class ScheduleRow(SQLModel, table=True):
     hint_head: str | None = Field(default=None, max_length=64)
     """The head the listing that woke the repo named, so its poll can skip asking for it."""
     hint_gated: bool | None = None
+    priority: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
+    """WakePriority of the wake: changes are claimed before verifications."""
     lease_owner: str | None = Field(default=None, max_length=200)
     lease_claimed_at: datetime | None = Field(
         default=None, sa_column=Column(DateTime(timezone=True))
