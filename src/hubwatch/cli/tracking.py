@@ -23,6 +23,7 @@ from hubwatch.cli.base import (
     shown,
     stored,
 )
+from hubwatch.cli.bulk import AuthorOption, FromOption, track_many, wants_many
 from hubwatch.cli.render import folding, progress_bar
 from hubwatch.errors import InvalidRepoId, NotTracked
 from hubwatch.models import (
@@ -61,6 +62,12 @@ _WithBase = Annotated[
 _BaseDepth = Annotated[
     int, typer.Option(min=1, max=5, help="How many levels of bases --with-base follows.")
 ]
+_Repo = Annotated[
+    str | None,
+    typer.Argument(
+        metavar="ORG/NAME", help="Repository id (or give --from or --author).", show_default=False
+    ),
+]
 _Refs = Annotated[
     RefWatch | None,
     typer.Option(
@@ -73,7 +80,9 @@ _Refs = Annotated[
 @app.command()
 @exit_on_error()
 def track(
-    repo_id: RepoArg,
+    repo_id: _Repo = None,
+    from_file: FromOption = None,
+    author: AuthorOption = None,
     source: _Source = SourceKind.HUB,
     url: _Url = None,
     branch: _Branch = None,
@@ -84,7 +93,14 @@ def track(
     """Track a repo and backfill its whole history, oldest revision first.
 
     Repos whose code it loads (auto_map targets in other repos, kernel repos) are tracked too,
-    as its dependencies."""
+    as its dependencies.
+
+    --from FILE and --author NAME register many repos at once, none polled here: each one's
+    history is read by its first poll, in the daemon."""
+    if wants_many(repo_id, from_file, author, source, url, with_base, refs):
+        track_many(from_file, author, source, branch)
+        return
+    assert repo_id is not None
     ref = _ref(repo_id, source, url, branch)
     progress = progress_bar(terminal_only=False)
     task = progress.add_task(f"backfilling {shown(repo_id)}", total=None)

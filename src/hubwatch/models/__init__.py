@@ -39,6 +39,7 @@ from hubwatch.models.repo import (
     RepoStatus,
     SourceKind,
     TrackedRepo,
+    validate_owner,
     validate_repo_id,
 )
 from hubwatch.models.revision import (
@@ -119,5 +120,6 @@ __all__ = [
     "split_credentials",
     "strip_credentials",
     "url_host",
+    "validate_owner",
     "validate_repo_id",
 ]

@@ -69,6 +69,18 @@ def validate_repo_id(repo_id: str) -> str:
     return repo_id
 
 
+def validate_owner(name: str) -> str:
+    """Return `name` if it is a safe user or organisation name (a repo id's first part);
+    otherwise raise InvalidRepoId saying why."""
+    if not _NAME.match(name):
+        shown = name if len(name) <= 60 else name[:57] + "..."
+        raise InvalidRepoId(
+            f"author {shown!r} may only hold letters, digits, '-', '_' and '.', must not "
+            "start or end with '-' or '.', and must not contain '--' or '..'"
+        )
+    return name
+
+
 @dataclass(frozen=True, slots=True)
 class RepoIdentity:
     """Who is behind a name: the Hub's own ids of a repo, which a rename keeps and a repo

@@ -257,6 +257,21 @@ class HubSource(RevisionSource, ChangeFeed, DerivativeListing):
             raise self._error(listing, exc) from exc
         return found[:limit]
 
+    def models_of(self, author: str) -> Iterator[str]:
+        """The ids of every model `author` (a user or an organisation) has on the Hub, as the
+        listing gives them, page by page: what `HfApi.list_models(author=...)` asks for
+        (`GET /api/models?author=NAME`), its pages followed through the Link header."""
+        listing = RepoRef("models/listing")  # names the listing in error messages
+        params = {"author": author, "limit": 1000}  # the most the Hub gives a page
+        try:
+            for page in pages(f"{self._endpoint}/api/models", params, self._headers()):
+                for item in page:
+                    repo_id = item.get("id") if isinstance(item, dict) else None
+                    if isinstance(repo_id, str):
+                        yield repo_id
+        except Exception as exc:
+            raise self._error(listing, exc) from exc
+
     def close(self) -> None:
         huggingface_hub.close_session()
         self._xet.close()

@@ -46,6 +46,11 @@ class RepoStore(Protocol):
         """Track `repo`; False if it was already tracked (the stored settings are kept)."""
 
     @abstractmethod
+    def add_repos(self, repos: Iterable[RepoRef]) -> int:
+        """Track many repos at once, none of them polled (a worker's first poll reads them);
+        how many were new. Those already tracked are skipped, their settings kept."""
+
+    @abstractmethod
     def remove_repo(self, repo_id: str) -> None:
         """Stop tracking and forget the repo's history; NotTracked if unknown."""
 

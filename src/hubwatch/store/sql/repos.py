@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
+from itertools import islice
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import text, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, delete, select
 
@@ -26,8 +28,13 @@ from hubwatch.store.sql.tables import (
     FileRow,
     RepoRow,
     RevisionRow,
+    ScheduleRow,
     SubscriptionRow,
 )
+
+BATCH = 5_000
+"""Repos per transaction in `add_repos`: large enough that a commit (an fsync on SQLite) costs
+little per repo, small enough that a lock is never held for long."""
 
 
 class SqlRepoStore(SqlBase, RepoStore):
@@ -70,6 +77,54 @@ class SqlRepoStore(SqlBase, RepoStore):
                 session.rollback()
                 return False
             return True
+
+    def add_repos(self, repos: Iterable[RepoRef]) -> int:
+        added = 0
+        for batch in _batches(repos, BATCH):
+            added += self._add_batch(batch)
+        return added
+
+    def _add_batch(self, batch: list[RepoRef]) -> int:
+        """One transaction: the repos not tracked yet, and a schedule row for each (due now,
+        not woken: what a repo never polled has); how many were new."""
+        now = datetime.now(UTC)
+        first: dict[str, RepoRef] = {}
+        for repo in batch:  # a repo named again: as it was named first, like a later batch
+            first.setdefault(repo.repo_id, repo)
+        unique = list(first.values())
+        if self.dialect == "postgresql":
+            columns = {
+                "ids": [repo.repo_id for repo in unique],
+                "sources": [repo.source.value for repo in unique],
+                "urls": [repo.url for repo in unique],
+                "branches": [repo.branch for repo in unique],
+                "now": now,
+            }
+            with self._transaction() as connection:
+                return len(connection.execute(_PG_ADD, columns).all())
+        rows = [
+            {
+                "repo_id": repo.repo_id,
+                "source": repo.source.value,
+                "url": repo.url,
+                "branch": repo.branch,
+                "state": "active",
+                "added_at": now,
+                "failures": 0,
+                "revision_count": 0,
+            }
+            for repo in unique
+        ]
+        # NOTE: executemany of one INSERT … ON CONFLICT DO NOTHING RETURNING: SQLAlchemy's
+        # "insertmanyvalues" sends it as a few multi-row INSERTs, and RETURNING gives the keys
+        # of the rows inserted only (a conflict returns none).
+        insert = self._insert(RepoRow).on_conflict_do_nothing(index_elements=["repo_id"])
+        with self._transaction() as connection:
+            pks = connection.execute(insert.returning(col(RepoRow.id)), rows).scalars().all()
+            if pks:
+                schedules = [{"repo_pk": pk, "due_at": now} for pk in pks]
+                connection.execute(self._insert(ScheduleRow).on_conflict_do_nothing(), schedules)
+        return len(pks)
 
     def remove_repo(self, repo_id: str) -> None:
         with self._session() as session:
@@ -210,6 +265,36 @@ class SqlRepoStore(SqlBase, RepoStore):
                 select(EventRow).where(EventRow.repo_pk == repo.id).order_by(col(EventRow.id))
             ).all()
             return [as_event(row) for row in rows]
+
+
+# NOTE: on PostgreSQL one statement a batch, its rows passed as four arrays: a multi-row VALUES
+# of 5,000 rows costs psycopg more to parse (its placeholders are split in Python, uncached for
+# long queries) than the server takes to insert them; the CTE adds the schedule rows in the same
+# round trip, for the repos inserted only.
+_PG_ADD = text(
+    """
+    WITH added AS (
+        INSERT INTO repo (repo_id, source, url, branch, state, added_at, failures, revision_count)
+        SELECT t.repo_id, t.source, t.url, t.branch, 'active', :now, 0, 0
+        FROM unnest(
+            CAST(:ids AS text[]), CAST(:sources AS text[]),
+            CAST(:urls AS text[]), CAST(:branches AS text[])
+        ) AS t(repo_id, source, url, branch)
+        ON CONFLICT (repo_id) DO NOTHING
+        RETURNING id
+    )
+    INSERT INTO repo_schedule (repo_pk, due_at)
+    SELECT id, :now FROM added
+    ON CONFLICT (repo_pk) DO NOTHING
+    RETURNING repo_pk
+    """
+)
+
+
+def _batches(repos: Iterable[RepoRef], size: int) -> Iterator[list[RepoRef]]:
+    it = iter(repos)
+    while batch := list(islice(it, size)):
+        yield batch
 
 
 def _identity(row: RepoRow) -> RepoIdentity | None:
