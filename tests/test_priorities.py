@@ -115,3 +115,18 @@ def test_a_waiting_verification_that_changes_becomes_a_change(store: SqlStore) -
     assert store.waiting_count(WakePriority.WATCHED) == 1
     claims = store.claim_repos("w1", t0 + timedelta(minutes=1), 60, limit=2)
     assert [c.repo_id for c in claims] == ["org/a", "org/b"]
+
+
+def test_first_polls_of_repos_registered_in_bulk_are_spread_by_the_quota(
+    store: SqlStore, hub: HubSimulator
+) -> None:
+    assert store.add_repos([RepoRef(repo_id) for repo_id in IDS]) == len(IDS)
+    hub.rate_limits = {"api": (40, 60.0), "resolvers": (200, 60.0)}
+    source = HubSource(hub.url, TOKEN, timeout_s=5.0)
+    discovery = Discovery(store, {SourceKind.HUB: source}, interval_s=INTERVAL_S, skew_s=0)
+    result = discovery.run()
+    assert 0 < len(result.woken) < len(IDS)
+    assert result.deferred == len(IDS) - len(result.woken)
+    assert result.changes == 0
+    assert store.waiting_count(WakePriority.VERIFY) == len(result.woken)
+    assert hub.stats.requests == 1  # the listing: nothing per repo

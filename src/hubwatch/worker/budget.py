@@ -24,6 +24,9 @@ CHANGE_RESOLVERS = 4
 """Resolver requests of a changed repo's poll: the changed files it reads."""
 VERIFY_API = 2
 """API requests of a verification poll of an unchanged repo: its model info, its refs."""
+FIRST_POLL_WEIGHT = 4
+"""A first poll (a repo registered in bulk, never polled) reads its history and tree: counted as
+this many verifications."""
 MIN_PLAN_S = 60.0
 """Shortest time a cycle's budget is planned for: a very short interval (tests, a lab set-up)
 still checks a few repos a cycle; the pacer keeps any excess inside the quota."""
@@ -38,14 +41,14 @@ class Budget:
     deferred: int = 0
     """Verifications and checks left due for a later cycle, for the log."""
 
-    def take_verify(self) -> bool:
-        """Whether one more verification poll fits; counts it."""
+    def take_verify(self, weight: int = 1) -> bool:
+        """Whether one more verification poll (of `weight` verifications' cost) fits; counts it."""
         if self.verify is None:
             return True
-        if self.verify <= 0:
+        if self.verify < weight:
             self.deferred += 1
             return False
-        self.verify -= 1
+        self.verify -= weight
         return True
 
     def take_head(self) -> bool:

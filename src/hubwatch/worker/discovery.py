@@ -41,7 +41,7 @@ from hubwatch.errors import SourceError, SourceTimedOut
 from hubwatch.models import READABLE_STATES, RepoRef, ScheduleEntry, SourceKind, WakePriority
 from hubwatch.sources.base import ChangeFeed, RevisionSource
 from hubwatch.store.scheduling import ScheduleStore
-from hubwatch.worker.budget import Budget, plan_budget
+from hubwatch.worker.budget import FIRST_POLL_WEIGHT, Budget, plan_budget
 from hubwatch.worker.plan import Plan, verification_due
 from hubwatch.worker.walk import Walk, WalkSettings, walk
 
@@ -190,7 +190,8 @@ class Discovery:
         needs_poll = entry.head is None or entry.last_polled_at is None or entry.failed
         verify = WakePriority.WATCHED if entry.watched else WakePriority.VERIFY
         if needs_poll or entry.state not in READABLE_STATES:
-            if is_due and budget.take_verify():
+            weight = FIRST_POLL_WEIGHT if entry.head is None else 1
+            if is_due and budget.take_verify(weight):
                 plan.add_wake(repo_id, verify)
             return
         if walk is not None and walk.covered and entry.listed:
