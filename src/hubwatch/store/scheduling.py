@@ -31,8 +31,11 @@ class ScheduleStore(Protocol):
         """Every tracked repo with its schedule, by id (read by the page: `schedule_page`)."""
 
     @abstractmethod
-    def schedule_page(self, after: str | None, limit: int) -> list[ScheduleEntry]:
-        """Up to `limit` tracked repos with their schedules, by id, those after `after`."""
+    def schedule_page(
+        self, after: str | None, limit: int, due_by: datetime | None = None
+    ) -> list[ScheduleEntry]:
+        """Up to `limit` tracked repos with their schedules, by id, those after `after`; with
+        `due_by`, only those due by then (or never scheduled)."""
 
     @abstractmethod
     def schedule_for(

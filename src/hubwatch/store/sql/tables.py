@@ -270,7 +270,10 @@ class ScheduleRow(SQLModel, table=True):
     """When a tracked repo is next due, whether it must be polled now, and which worker has it."""
 
     __tablename__ = "repo_schedule"
-    __table_args__ = (Index("ix_repo_schedule_woken", "priority", "woken_at"),)
+    __table_args__ = (
+        Index("ix_repo_schedule_woken", "priority", "woken_at"),
+        Index("ix_repo_schedule_due", "due_at"),
+    )
 
     repo_pk: int = Field(foreign_key="repo.id", ondelete="CASCADE", primary_key=True)
     due_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import bindparam, case, func, update
+from sqlalchemy import bindparam, case, func, or_, update
 from sqlmodel import Session, col, select
 
 from hubwatch.models import (
@@ -40,10 +40,16 @@ class SqlWakes(SqlBase):
             after = page[-1].ref.repo_id
         return entries
 
-    def schedule_page(self, after: str | None, limit: int) -> list[ScheduleEntry]:
+    def schedule_page(
+        self, after: str | None, limit: int, due_by: datetime | None = None
+    ) -> list[ScheduleEntry]:
         query = self._entry_query().order_by(RepoRow.repo_id).limit(limit)
         if after is not None:
             query = query.where(col(RepoRow.repo_id) > after)
+        if due_by is not None:
+            query = query.where(
+                or_(col(ScheduleRow.due_at).is_(None), col(ScheduleRow.due_at) <= due_by)
+            )
         return self._entries(query)
 
     def schedule_for(
