@@ -16,6 +16,7 @@ from typing import NamedTuple, TypeVar
 import orjson
 
 from hubwatch.diff.sections import listing, show
+from hubwatch.diff.tokenizer.spans import common_prefix, common_suffix
 from hubwatch.models import Change, Severity
 
 T = TypeVar("T", bound=Hashable)
@@ -28,7 +29,6 @@ _ESCAPES = (b"\\b", b"\\f", b"\\n", b"\\r", b"\\t")
 # Escaped backslashes and quotes become two control bytes each (same length, never raw in
 # valid JSON), so that every quote left delimits a string; NUL separates merges.
 _BACKSLASH, _QUOTE, _SEP = b"\x01\x01", b"\x02\x02", b"\x00"
-_BLOCK = 1 << 16
 _FEW = 16  # middle merges looked up one by one in the other side's bytes; more: hashed
 
 
@@ -151,8 +151,8 @@ def merges_bytes_changes(
         within, b, a = b" ", b.replace(within, b" "), a.replace(within, b" ")
     b, a = _SEP + b + _SEP, _SEP + a + _SEP  # every merge between two NULs
     # Whole merges before `start` and from `end` on are the same bytes on both sides.
-    start = b.rfind(_SEP, 0, _common_prefix(b, a))
-    end = len(b) - _common_suffix(b, a, min(len(b), len(a)) - start)
+    start = b.rfind(_SEP, 0, common_prefix(b, a))
+    end = len(b) - common_suffix(b, a, min(len(b), len(a)) - start)
     end_b = b.find(_SEP, end)
     end_a = end_b - len(b) + len(a)
     try:  # UTF-8 throughout: all of `b`, and what `a` does not share with it
@@ -296,10 +296,10 @@ def _middle(old: _Section, before: bytes, after: bytes) -> _Middle | None:
     if not between:
         return None
     b, a = before.strip(_WS), after.strip(_WS)  # `text`'s positions are `b`'s
-    shared_head = _common_prefix(b, a)
+    shared_head = common_prefix(b, a)
     if shared_head <= old.first:
         return None
-    shared_tail = _common_suffix(b, a, min(len(b), len(a)) - shared_head)
+    shared_tail = common_suffix(b, a, min(len(b), len(a)) - shared_head)
 
     def boundary(at: int) -> bool:  # a closing quote starts it: not a token "],[" (or ",")
         return at >= 0 and text.count(b'"', 0, at) % 2 == 1
@@ -342,42 +342,6 @@ def _middle(old: _Section, before: bytes, after: bytes) -> _Middle | None:
         return None
     merges, spaces, _ = body
     return _Middle(start_nul, end_nul, merges, spaces)
-
-
-def _common_prefix(a: bytes, b: bytes) -> int:
-    """How many leading bytes `a` and `b` share, compared a block at a time."""
-    n, same = min(len(a), len(b)), 0
-    while same < n:
-        block = min(_BLOCK, n - same)
-        if a[same : same + block] != b[same : same + block]:
-            low, high = same, same + block - 1  # the answer lies in [low, high]
-            while low < high:
-                mid = (low + high + 1) // 2
-                if a[same:mid] == b[same:mid]:
-                    low = mid
-                else:
-                    high = mid - 1
-            return low
-        same += block
-    return n
-
-
-def _common_suffix(a: bytes, b: bytes, limit: int) -> int:
-    """How many trailing bytes `a` and `b` share, up to `limit`."""
-    la, lb, same = len(a), len(b), 0
-    while same < limit:
-        block = min(_BLOCK, limit - same)
-        if a[la - same - block : la - same] != b[lb - same - block : lb - same]:
-            low, high = same, same + block - 1
-            while low < high:
-                mid = (low + high + 1) // 2
-                if a[la - mid : la - same] == b[lb - mid : lb - same]:
-                    low = mid
-                else:
-                    high = mid - 1
-            return low
-        same += block
-    return limit
 
 
 def _quotes(text: bytes, count: int) -> list[int]:

@@ -2,7 +2,9 @@
 
 Real tokenizer.json files hold 100k-250k tokens; sections are compared whole first (one C-level
 equality per section) and only the sections that differ are taken apart: model.merges as bytes
-(merges.py), model.vocab parsed and compared in C.
+(merges.py), model.vocab parsed and compared in C. A file rewritten by another writer (Python's
+`json.dump`) has its sections parsed and written again as the other side is laid out
+(relaid.py), so that they compare as bytes again.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 from hubwatch.caching import Slot
 from hubwatch.diff.sections import arrow, changed_keys, first_upload, pair
 from hubwatch.diff.tokenizer.merges import MergesBytes, merges_bytes_changes, merges_changes
+from hubwatch.diff.tokenizer.relaid import relaid, rewritten_side
 from hubwatch.diff.tokenizer.vocabulary import added_tokens_changes, vocab_changes
 from hubwatch.formats.tokenizer import vocab_table
 from hubwatch.formats.view import RevisionView, parse_json
@@ -66,15 +69,39 @@ def _sections(old: RevisionView, new: RevisionView, path: str) -> _Sections:
         b, a = (m if isinstance(m, dict) else {} for m in models)
         return _Sections(before, after, {key: (b.get(key), a.get(key)) for key in _BIG}, None)
     differ = [key for key in _BIG if split_b.raw[key] != split_a.raw[key]]
+    again = {key: _in_one_layout(split_b, split_a, key) for key in differ}
+    differ = [key for key in differ if again[key][0] != again[key][1]]  # equal again: the same
     merges = None
     if "merges" in differ:
-        merges = merges_bytes_changes(split_b.merges, split_a.merges, path)
+        raw_b, raw_a = again["merges"]
+        merges = merges_bytes_changes(  # a side as it was keeps what it was taken apart into
+            split_b.merges if raw_b is split_b.raw["merges"] else raw_b,
+            split_a.merges if raw_a is split_a.raw["merges"] else raw_a,
+            path,
+        )
     big = {  # the same bytes, or merges compared as bytes: not even parsed
         key: (split_b.load(key), split_a.load(key))
         for key in differ
         if key == "vocab" or merges is None
     }
     return _Sections(split_b.skeleton, split_a.skeleton, big, merges)
+
+
+def _in_one_layout(
+    split_b: SplitTokenizer, split_a: SplitTokenizer, key: str
+) -> tuple[bytes, bytes]:
+    """Both sides of a section that differs, the one rewritten by another writer (Python's
+    `json.dump`) parsed and written again as the other is laid out (relaid.py) when they first
+    differ in their layout; as they are otherwise, or when it cannot be written so."""
+    sides = (split_b, split_a)
+    kept = (split_b.raw[key], split_a.raw[key])
+    side = rewritten_side(*kept)
+    if side is None:
+        return kept
+    written = relaid(sides[side].load(key), kept[1 - side])  # the parsed side is kept
+    if written is None:
+        return kept
+    return (written, kept[1]) if side == 0 else (kept[0], written)
 
 
 def _pipeline_changes(before: dict[str, Any], after: dict[str, Any], path: str) -> list[Change]:
