@@ -428,6 +428,9 @@ def test_tokenizer_json_is_cut_without_parsing_vocab_and_merges() -> None:
     assert (split.load("vocab"), split.load("merges")) == (VOCAB, ["a b", "ab c"])
     moved = json.dumps({**tokenizer_json(VOCAB), "truncation": None}).encode()
     assert split_tokenizer_json(moved) is None  # model is not last: parsed whole instead
+    # Keys after `model` whose value ends in `}` too: the file still ends in `}}`.
+    after = json.dumps({**tokenizer_json(VOCAB), "extra": {"type": "ByteLevel"}}).encode()
+    assert split_tokenizer_json(after) is None
 
 
 def test_a_tokenizer_json_in_two_diffs_reports_as_from_cold() -> None:

@@ -228,9 +228,23 @@ def split_tokenizer_json(data: bytes | None) -> SplitTokenizer | None:
         return None
     if data[vocab_end:merges_key].strip() != b",":
         return None
+    # A file whose `model` is not its last key also ends in `}}` (a decoder's, say): the cut
+    # would swallow the keys after `model` into merges. Merges is an array, vocab an object.
+    if not _encloses(data, merges_start, merges_end, b"[", b"]") or not _encloses(
+        data, vocab_start, vocab_end, b"{", b"}"
+    ):
+        return None
     return SplitTokenizer(
         skeleton, {"vocab": data[vocab_start:vocab_end], "merges": data[merges_start:merges_end]}
     )
+
+
+def _encloses(data: bytes, start: int, end: int, first: bytes, last: bytes) -> bool:
+    """Whether `data[start:end]`, stripped, opens with `first` and closes with `last`."""
+    end = _rstripped(data, end)
+    while start < end and data[start] in b" \t\n\r":
+        start += 1
+    return data[start : start + 1] == first and data[end - 1 : end] == last
 
 
 def _rstripped(data: bytes, end: int) -> int:
