@@ -31,6 +31,11 @@ class ScheduleStore(Protocol):
         """Every tracked repo with its schedule, by id."""
 
     @abstractmethod
+    def schedule_page(self, after: str | None, limit: int) -> list[ScheduleEntry]:
+        """Up to `limit` of `schedule_entries`, those with an id after `after` (keyset pages:
+        memory bounded by a page however many repos are tracked)."""
+
+    @abstractmethod
     def wake(
         self,
         repo_ids: Iterable[str],

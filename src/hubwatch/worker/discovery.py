@@ -21,7 +21,7 @@ model_info request); workers claim and poll woken repos.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
@@ -35,6 +35,9 @@ from hubwatch.sources.base import ChangeFeed, Modified, RevisionSource
 from hubwatch.store.scheduling import ScheduleStore
 
 log = structlog.get_logger(__name__)
+
+_PAGE = 1000
+"""Repos read at a time: a discovery cycle's memory is bounded by a page, not the repos."""
 
 
 @dataclass
@@ -102,38 +105,41 @@ class Discovery:
         """Wake every repo that needs a poll; check the ones the listings cannot vouch for.
 
         `heartbeat` is called now and then during long runs (to renew the job's lease).
+        The repos are read a page at a time, twice (their ids for the listings' walks, then
+        each decided): memory bounded by a page and the ids, however many are tracked.
         """
         now = datetime.now(UTC)
         result = DiscoveryResult()
-        entries = self._store.schedule_entries()
-        walks: dict[SourceKind, _Walk] = {}
-        for kind, source in self._sources.items():
-            if isinstance(source, ChangeFeed):
-                mine = [e for e in entries if e.ref.source is kind]
-                if mine:
-                    walks[kind] = self._walk(source, mine, result)
+        feeds = {k: s for k, s in self._sources.items() if isinstance(s, ChangeFeed)}
+        walks = {
+            kind: self._walk(feeds[kind], wanted, by_object, result)
+            for kind, (wanted, by_object) in self._tracked(feeds).items()
+        }
         wake: list[str] = []
         hints: dict[str, RepoStatus] = {}
-        due: dict[str, datetime] = {}
-        listed: list[str] = []
-        for n, entry in enumerate(entries, 1):
-            if heartbeat and n % 200 == 0:
-                heartbeat()
-            walk = walks.get(entry.ref.source)
-            decision = self._decide(entry, walk, now, result)
-            if decision in ("wake", "hinted"):
-                wake.append(entry.ref.repo_id)
-            if decision == "hinted" and walk is not None:
-                status = walk.named[entry.ref.repo_id].status
-                assert status is not None
-                hints[entry.ref.repo_id] = status
-            elif decision == "fresh":
-                due[entry.ref.repo_id] = self.next_due(now, listed=bool(walk and entry.listed))
-            if walk and entry.ref.repo_id in walk.named and entry.listed is not True:
-                listed.append(entry.ref.repo_id)
-        if listed:
-            self._store.set_listed(listed, True)
-        self._store.set_due(due)
+        seen = 0
+        for page in self._pages():
+            due: dict[str, datetime] = {}
+            listed: list[str] = []
+            for entry in page:
+                seen += 1
+                if heartbeat and seen % 200 == 0:
+                    heartbeat()
+                walk = walks.get(entry.ref.source)
+                decision = self._decide(entry, walk, now, result)
+                if decision in ("wake", "hinted"):
+                    wake.append(entry.ref.repo_id)
+                if decision == "hinted" and walk is not None:
+                    status = walk.named[entry.ref.repo_id].status
+                    assert status is not None
+                    hints[entry.ref.repo_id] = status
+                elif decision == "fresh":
+                    due[entry.ref.repo_id] = self.next_due(now, listed=bool(walk and entry.listed))
+                if walk and entry.ref.repo_id in walk.named and entry.listed is not True:
+                    listed.append(entry.ref.repo_id)
+            if listed:
+                self._store.set_listed(listed, True)
+            self._store.set_due(due)
         if wake:
             self._store.wake(wake, datetime.now(UTC), hints)
         result.woken = wake
@@ -148,19 +154,44 @@ class Discovery:
         )
         return result
 
+    def _pages(self) -> Iterator[list[ScheduleEntry]]:
+        """The tracked repos with their schedules, by id, a page at a time."""
+        after: str | None = None
+        while page := self._store.schedule_page(after, _PAGE):
+            yield page
+            if len(page) < _PAGE:
+                return
+            after = page[-1].ref.repo_id
+
+    def _tracked(
+        self, kinds: Mapping[SourceKind, object]
+    ) -> dict[SourceKind, tuple[set[str], dict[str, str]]]:
+        """For each of `kinds` that has tracked repos: their ids, and their ids by object id."""
+        found: dict[SourceKind, tuple[set[str], dict[str, str]]] = {}
+        for page in self._pages():
+            for entry in page:
+                if entry.ref.source in kinds:
+                    wanted, by_object = found.setdefault(entry.ref.source, (set(), {}))
+                    wanted.add(entry.ref.repo_id)
+                    if entry.object_id:
+                        by_object[entry.object_id] = entry.ref.repo_id
+        return found
+
     # -- internals --------------------------------------------------------------------------
 
     def _walk(
-        self, feed: ChangeFeed, tracked: Iterable[ScheduleEntry], result: DiscoveryResult
+        self,
+        feed: ChangeFeed,
+        wanted: set[str],
+        by_object: Mapping[str, str],
+        result: DiscoveryResult,
     ) -> _Walk:
-        """Read the listing down to the cursor; which tracked repos it names, and when.
+        """Read the listing down to the cursor; which of the `wanted` repos it names, and when.
 
         A repo renamed upstream is listed under its new id only: it is found by its object id
-        (which a rename keeps) and woken, so that its poll follows the rename in this cycle.
+        (which a rename keeps, `by_object`) and woken, so that its poll follows the rename in
+        this cycle.
         """
-        entries = list(tracked)
-        wanted = {e.ref.repo_id for e in entries}
-        by_object = {e.object_id: e.ref.repo_id for e in entries if e.object_id}
         moved: set[str] = set()
         cursor = self._store.cursor(feed.feed_name)
         named: dict[str, Modified] = {}
@@ -184,8 +215,9 @@ class Discovery:
                         break
                     if item.repo_id in wanted and item.repo_id not in named:
                         named[item.repo_id] = item  # the first is the newest
-                    elif item.repo_id not in wanted and item.object_id in by_object:
-                        old = by_object[item.object_id]
+                    elif item.repo_id not in wanted and (
+                        old := by_object.get(item.object_id or "")
+                    ):
                         named.setdefault(old, item)
                         moved.add(old)
                 result.listed += count

@@ -15,9 +15,10 @@ from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlmodel import Session, col, select
 
 from hubwatch.errors import StoreError, WorkerConflict, WorkerIdTaken
-from hubwatch.models import Claim, CommitSha, RepoRef, RepoStatus, ScheduleEntry, SourceKind
+from hubwatch.models import Claim, CommitSha, RepoStatus, ScheduleEntry
 from hubwatch.store.scheduling import ScheduleStore
 from hubwatch.store.sql.base import SqlBase, utc
+from hubwatch.store.sql.entries import ENTRY_COLUMNS, entry
 from hubwatch.store.sql.tables import CursorRow, JobLeaseRow, RepoRow, ScheduleRow
 
 _CHUNK = 500  # ids per IN (…) list: far below every driver's parameter limit
@@ -111,26 +112,19 @@ class SqlScheduleStore(SqlBase, ScheduleStore):
     # -- schedules --------------------------------------------------------------------------
 
     def schedule_entries(self) -> list[ScheduleEntry]:
+        entries: list[ScheduleEntry] = []
+        while page := self.schedule_page(entries[-1].ref.repo_id if entries else None, 1000):
+            entries += page
+        return entries
+
+    def schedule_page(self, after: str | None, limit: int) -> list[ScheduleEntry]:
+        # NOTE: the columns it needs, not whole RepoRow and ScheduleRow objects: those of every
+        # repo at once took `serve` from 130 to 350 MiB at 100k repos (issue 36)
+        query = ENTRY_COLUMNS.order_by(col(RepoRow.repo_id)).limit(limit)
+        if after is not None:
+            query = query.where(col(RepoRow.repo_id) > after)
         with self._session() as session:
-            rows = session.exec(
-                select(RepoRow, ScheduleRow)
-                .join(ScheduleRow, col(ScheduleRow.repo_pk) == col(RepoRow.id), isouter=True)
-                .order_by(RepoRow.repo_id)
-            ).all()
-            return [
-                ScheduleEntry(
-                    ref=RepoRef(repo.repo_id, SourceKind(repo.source), repo.url, repo.branch),
-                    state=repo.state,
-                    head=CommitSha(repo.head_sha) if repo.head_sha else None,
-                    last_polled_at=utc(repo.last_polled_at),
-                    failed=repo.last_error is not None,
-                    due_at=utc(sched.due_at) if sched else None,
-                    woken=bool(sched and sched.woken_at is not None),
-                    listed=sched.listed if sched else None,
-                    object_id=repo.hub_object_id,
-                )
-                for repo, sched in rows
-            ]
+            return [entry(*row) for row in session.execute(query).all()]
 
     def _pks(self, session: Session, repo_ids: Iterable[str]) -> dict[str, int]:
         pks: dict[str, int] = {}
