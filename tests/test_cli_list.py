@@ -83,3 +83,46 @@ def test_table_reads_the_same_repos(store: SqlStore, db_url: str) -> None:
     result = CliRunner().invoke(app, ["list"], env={"HUBWATCH_DATABASE_URL": db_url})
     assert result.exit_code == 0
     assert "org/gamma" in result.stdout and "degraded" in result.stdout
+
+
+def invoke(url: str, *args: str) -> str:
+    result = CliRunner().invoke(app, ["list", *args], env={"HUBWATCH_DATABASE_URL": url})
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def test_json_is_written_as_print_json_writes_the_whole_list(store: SqlStore, db_url: str) -> None:
+    populate(store)
+    text = invoke(db_url, "--json")
+    assert json.loads(text) == plain(store.list_repos())
+    # the streamed array is byte for byte the indented one a single json.dumps gives
+    assert text == json.dumps(plain(store.list_repos()), indent=2, ensure_ascii=False) + "\n"
+
+
+def test_limit_and_offset_page_the_json(store: SqlStore, db_url: str) -> None:
+    populate(store)
+    everything = [repo["ref"]["repo_id"] for repo in plain(store.list_repos())]
+    page = json.loads(invoke(db_url, "--json", "--offset", "1", "--limit", "2"))
+    assert [repo["ref"]["repo_id"] for repo in page] == everything[1:3]
+    assert json.loads(invoke(db_url, "--json", "--offset", "99")) == []
+    assert json.loads(invoke(db_url, "--json", "--limit", "0")) == []
+
+
+def test_jsonl_is_one_repo_a_line(store: SqlStore, db_url: str) -> None:
+    populate(store)
+    lines = invoke(db_url, "--jsonl", "--offset", "2").splitlines()
+    assert [json.loads(line) for line in lines] == plain(store.list_repos())[2:]
+
+
+def test_limit_and_offset_page_the_table(store: SqlStore, db_url: str) -> None:
+    populate(store)
+    everything = [repo.ref.repo_id for repo in store.list_repos()]
+    shown = invoke(db_url, "--limit", "1", "--offset", "3")
+    assert [repo for repo in everything if repo in shown.split()] == [everything[3]]
+
+
+def test_json_and_jsonl_together_are_refused(sqlite_url: str) -> None:
+    result = CliRunner().invoke(
+        app, ["list", "--json", "--jsonl"], env={"HUBWATCH_DATABASE_URL": sqlite_url}
+    )
+    assert result.exit_code == 2 and "choose one" in result.output

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from datetime import datetime
 from enum import Enum, StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
+import orjson
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -140,10 +141,17 @@ def settings() -> Settings:
     return loaded
 
 
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+"""Types `plain` gives back as they are (exactly these: a StrEnum is a str too)."""
+
+
 def plain(value: Any) -> Any:
     """Dataclasses, enums and datetimes as JSON-able values."""
+    if type(value) in _LEAVES:  # most values: answered before any other check
+        return value
     if is_dataclass(value) and not isinstance(value, type):
-        return plain(asdict(value))
+        # NOTE: not `asdict`, which deep-copies every value first (most of `list --json`'s time)
+        return {f.name: plain(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, dict):
         return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -160,6 +168,55 @@ def print_json(value: Any) -> None:
     written as \\u escapes like the C0 ones, so no terminal acts on them."""
     text = json.dumps(plain(value), indent=2, ensure_ascii=False)
     out.print(_RAW_IN_JSON.sub(_json_escape, text), markup=False, highlight=False)
+
+
+def _indented(value: Any) -> str:
+    """`json.dumps(plain(value), indent=2, ensure_ascii=False)`, through orjson where it
+    writes the same text: it reads slotted dataclasses, enums, tuples and datetimes as `plain`
+    does, in C (the standard library indents in pure Python: seconds for 100k repos). What
+    orjson refuses (a lone surrogate, an integer past 64 bits, a key that is no str) is left to
+    the standard library. Only for values without NaN or infinities, which orjson writes null.
+    """
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    except TypeError:  # orjson.JSONEncodeError is one
+        return json.dumps(plain(value), indent=2, ensure_ascii=False)
+
+
+def _compact(value: Any) -> str:
+    """`json.dumps(value, ensure_ascii=False)` (its separators, ", " and ": ")."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def print_json_array(pages: Iterable[list[Any]]) -> None:
+    """The items of `pages` as the indented JSON array `print_json` writes of their list,
+    written a page at a time as they are read: memory bounded by a page, not the listing."""
+    write = out.file.write
+    opening = "[\n  "
+    for page in pages:
+        if not page:
+            continue
+        texts = (_indented(item) for item in page)
+        body = ",\n".join(texts).replace("\n", "\n  ")
+        write(opening + _escaped(body))
+        opening = ",\n  "
+    write("[]\n" if opening == "[\n  " else "\n]\n")
+    out.file.flush()
+
+
+def print_json_lines(pages: Iterable[list[Any]]) -> None:
+    """The items of `pages` as JSON lines (one compact object a line), a page at a time."""
+    for page in pages:
+        lines = (_compact(plain(item)) + "\n" for item in page)
+        out.file.write(_escaped("".join(lines)))
+    out.file.flush()
+
+
+def _escaped(text: str) -> str:
+    """JSON `text` with DEL and C1 characters (and lone surrogates) as \\u escapes."""
+    if text.isascii() and "\x7f" not in text:  # most listings: two C scans, no regex
+        return text
+    return _RAW_IN_JSON.sub(_json_escape, text)
 
 
 def _json_escape(match: re.Match[str]) -> str:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
+from itertools import islice
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -18,7 +20,8 @@ from hubwatch.cli.base import (
     exit_on_error,
     loading,
     out,
-    print_json,
+    print_json_array,
+    print_json_lines,
     settings,
     shown,
     stored,
@@ -40,6 +43,7 @@ from hubwatch.models import (
 )
 from hubwatch.models.refs import RefWatch
 from hubwatch.models.timestamps import to_minute
+from hubwatch.store.repos import PAGE, each_repo
 
 if TYPE_CHECKING:
     from hubwatch.store.base import Store
@@ -218,15 +222,61 @@ def untrack(repo_id: RepoArg) -> None:
     err.print(f"untracked {shown(repo_id)}")
 
 
+_Jsonl = Annotated[
+    bool, typer.Option("--jsonl", help="Print one JSON object a line instead of a table.")
+]
+_Limit = Annotated[
+    int | None, typer.Option(min=0, help="List at most this many repos (default: all).")
+]
+_Offset = Annotated[int, typer.Option(min=0, help="Skip this many repos first (by id).")]
+
+
 @app.command("list")
 @exit_on_error()
-def list_repos(as_json: JsonOption = False) -> None:
-    """List tracked repos with their state and number of stored revisions."""
-    repos = _tracked_repos()
+def list_repos(
+    as_json: JsonOption = False,
+    jsonl: _Jsonl = False,
+    limit: _Limit = None,
+    offset: _Offset = 0,
+) -> None:
+    """List tracked repos with their state and number of stored revisions.
+
+    By id, printed as they are read, a thousand at a time, however many are tracked; past a
+    thousand, one repo per record instead of a table."""
+    if as_json and jsonl:
+        raise typer.BadParameter("--json and --jsonl: choose one")
+    pages = _tracked_pages(offset, limit)
     if as_json:
-        print_json(repos)
+        print_json_array(pages)
         return
-    rows = [
+    if jsonl:
+        print_json_lines(pages)
+        return
+    first = next(pages, [])
+    rows = _rows(first)
+    if len(first) < PAGE:  # the whole listing: a table, if it fits uncut
+        table = folding(*_LIST_HEADERS)
+        for row in rows:
+            table.add_row(*row)
+        if Measurement.get(out, out.options.update_width(_UNBOUNDED), table).maximum <= out.width:
+            out.print(table)
+            return
+    # NOTE: too narrow for the table uncut (ids of 40 characters are common), or too long to
+    # measure a table of before printing it: one repo per record, its id whole on a line of
+    # its own, the rest folded under it (issue 32)
+    _print_records(rows)
+    for page in pages:
+        _print_records(_rows(page))
+
+
+_UNBOUNDED = 100_000
+"""A width no table reaches: measured against it, a table gives the width it needs uncut."""
+_LIST_HEADERS = ("repo", "source", "state", "revisions", "head", "last polled", "last error")
+_Row = tuple[str, str, str, str, str, str, str]
+
+
+def _rows(repos: list[TrackedRepo]) -> list[_Row]:
+    return [
         (
             shown(repo.ref.repo_id),
             repo.ref.source.value,
@@ -238,14 +288,9 @@ def list_repos(as_json: JsonOption = False) -> None:
         )
         for repo in repos
     ]
-    table = folding(*_LIST_HEADERS)
-    for row in rows:
-        table.add_row(*row)
-    if Measurement.get(out, out.options.update_width(_UNBOUNDED), table).maximum <= out.width:
-        out.print(table)
-        return
-    # NOTE: too narrow for the table uncut (ids of 40 characters are common): one repo per
-    # record, its id whole on a line of its own, the rest folded under it (issue 32)
+
+
+def _print_records(rows: list[_Row]) -> None:
     for repo_id, source, state, revisions, head, polled, error in rows:
         out.print(f"[bold]{repo_id}[/]", soft_wrap=True, highlight=False)
         said = f"  {source}, {state}, {revisions} revisions, head {head or '-'}"
@@ -259,26 +304,24 @@ def list_repos(as_json: JsonOption = False) -> None:
             out.print(f"  last error: {error}", soft_wrap=False, overflow="fold", highlight=False)
 
 
-_UNBOUNDED = 100_000
-"""A width no table reaches: measured against it, a table gives the width it needs uncut."""
-_LIST_HEADERS = ("repo", "source", "state", "revisions", "head", "last polled", "last error")
-
-
-def _tracked_repos() -> list[TrackedRepo]:
-    """The tracked repos, read without SQLAlchemy, Alembic (and, in a plain environment,
-    pydantic) from a database at the current schema (issue 15); through the full store, which
-    creates or migrates it, from any other."""
+def _tracked_pages(offset: int, limit: int | None) -> Iterator[list[TrackedRepo]]:
+    """The tracked repos a page at a time, read without SQLAlchemy, Alembic (and, in a plain
+    environment, pydantic) from a database at the current schema (issue 15); through the full
+    store, which creates or migrates it, from any other."""
     with loading():
         from hubwatch.locations import plain_database_url
         from hubwatch.store.dbapi import DbapiRepoListing
     url = plain_database_url()
     if url is None:
         url = settings().resolved_database_url()
-    repos = DbapiRepoListing(url).list_repos()
-    if repos is None:
-        with stored() as store:
-            repos = store.list_repos()
-    return repos
+    pages = DbapiRepoListing(url).pages(offset=offset, limit=limit, size=PAGE)
+    if pages is not None:
+        yield from pages
+        return
+    with stored() as store:
+        repos = each_repo(store, offset=offset, limit=limit, page=PAGE)
+        while page := list(islice(repos, PAGE)):
+            yield page
 
 
 def _state(repo: TrackedRepo) -> str:

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote
 
-from hubwatch.errors import HubwatchError
+from hubwatch.errors import HubwatchError, StoreUnavailable
 from hubwatch.models import (
     CommitSha,
     RepoIdentity,
@@ -74,6 +76,28 @@ _COLUMNS = (
 )
 
 
+@dataclass(frozen=True)
+class _Reader:
+    """An open DB-API connection (sqlite3's or psycopg's) with what its driver differs in."""
+
+    connection: Any
+    errors: tuple[type[Exception], ...]
+    """What a read may raise that leaves the answer to the full store."""
+    mark: str
+    """The driver's parameter placeholder."""
+
+    def page(self, after: str | None, limit: int, offset: int) -> list[TrackedRepo]:
+        """One keyset page of repos by id: `WHERE repo_id > after`, on the unique index."""
+        where = f"WHERE repo_id > {self.mark} " if after is not None else ""
+        query = (
+            f"SELECT {_COLUMNS} FROM repo {where}ORDER BY repo_id"
+            f" LIMIT {self.mark} OFFSET {self.mark}"
+        )
+        values = (limit, offset) if after is None else (after, limit, offset)
+        rows = self.connection.execute(query, values).fetchall()
+        return [_row_repo(tuple(row)) for row in rows]
+
+
 class DbapiRepoListing:
     """`SqlStore.list_repos()` without SQLAlchemy: the same values, or None where it cannot
     answer for certain (the caller then opens the full store)."""
@@ -84,17 +108,73 @@ class DbapiRepoListing:
     def list_repos(self) -> list[TrackedRepo] | None:
         """The tracked repos ordered by id, or None: a URL other than a plain SQLite file or
         PostgreSQL over psycopg, no database, a schema other than SCHEMA_HEAD, any error."""
+        pages = self.pages()
+        return None if pages is None else [repo for page in pages for repo in page]
+
+    def pages(
+        self, *, offset: int = 0, limit: int | None = None, size: int = 1000
+    ) -> Iterator[list[TrackedRepo]] | None:
+        """The tracked repos by id, `size` at a time (memory bounded by a page), the first
+        `offset` skipped, at most `limit` (None: all); None where `list_repos` is. An error
+        after the first page raises StoreUnavailable: what came before is already out."""
+        reader = self._reader()
+        if reader is None:
+            return None
+        try:
+            first = reader.page(None, _size(size, limit), offset)
+        except reader.errors:
+            reader.connection.close()
+            return None
+        return _pages(reader, first, size, limit)
+
+    def _reader(self) -> _Reader | None:
+        """A connection to a database at SCHEMA_HEAD, or None."""
         match = _URL.match(self._url)
         if match is None:
             return None
         parts = match.groupdict()
+        reader = None
         if parts["name"] == "sqlite":
             path = _sqlite_path(parts)
-            return None if path is None else _sqlite_repos(path)
-        if parts["name"] == "postgresql+psycopg":
+            reader = None if path is None else _sqlite_reader(path)
+        elif parts["name"] == "postgresql+psycopg":
             params = _postgres_params(parts)
-            return None if params is None else _postgres_repos(params)
+            reader = None if params is None else _postgres_reader(params)
+        if reader is None:
+            return None
+        try:
+            rows = reader.connection.execute("SELECT version_num FROM alembic_version")
+            if [tuple(row) for row in rows.fetchall()] == [(SCHEMA_HEAD,)]:
+                return reader
+        except reader.errors:
+            pass
+        reader.connection.close()
         return None
+
+
+def _size(size: int, left: int | None) -> int:
+    return size if left is None else min(size, left)
+
+
+def _pages(
+    reader: _Reader, page: list[TrackedRepo], size: int, limit: int | None
+) -> Iterator[list[TrackedRepo]]:
+    """`page`, then those after it until the repos or `limit` run out; the connection closed
+    at the end, or when the caller stops early."""
+    left = limit
+    try:
+        while page:
+            yield page
+            wanted = _size(size, left)
+            left = None if left is None else left - len(page)
+            if len(page) < wanted or left == 0:
+                return
+            try:
+                page = reader.page(page[-1].ref.repo_id, _size(size, left), 0)
+            except reader.errors as exc:
+                raise StoreUnavailable(f"the repo listing stopped part way: {exc}") from None
+    finally:
+        reader.connection.close()
 
 
 def _sqlite_path(parts: dict[str, str | None]) -> str | None:
@@ -128,7 +208,7 @@ def _postgres_params(parts: dict[str, str | None]) -> dict[str, Any] | None:
     return params
 
 
-def _sqlite_repos(path: str) -> list[TrackedRepo] | None:
+def _sqlite_reader(path: str) -> _Reader | None:
     import sqlite3
 
     try:
@@ -136,32 +216,17 @@ def _sqlite_repos(path: str) -> list[TrackedRepo] | None:
         connection = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, timeout=30)
     except sqlite3.Error:
         return None
-    try:
-        return _repos(connection)
-    except (sqlite3.Error, ValueError, HubwatchError):
-        return None
-    finally:
-        connection.close()
+    return _Reader(connection, (sqlite3.Error, ValueError, HubwatchError), "?")
 
 
-def _postgres_repos(params: dict[str, Any]) -> list[TrackedRepo] | None:
+def _postgres_reader(params: dict[str, Any]) -> _Reader | None:
     import psycopg
 
     try:
-        with psycopg.connect(**params, autocommit=True) as connection:
-            return _repos(connection)
-    except (psycopg.Error, ValueError, HubwatchError):
+        connection = psycopg.connect(**params, autocommit=True)
+    except psycopg.Error:
         return None
-
-
-def _repos(connection: Any) -> list[TrackedRepo] | None:
-    """The repos through a DB-API connection (sqlite3's or psycopg's `execute`), if its schema
-    is SCHEMA_HEAD; a value the full store would refuse raises, and the full store says why."""
-    versions = connection.execute("SELECT version_num FROM alembic_version").fetchall()
-    if [tuple(row) for row in versions] != [(SCHEMA_HEAD,)]:
-        return None
-    rows = connection.execute(f"SELECT {_COLUMNS} FROM repo ORDER BY repo_id").fetchall()
-    return [_row_repo(tuple(row)) for row in rows]
+    return _Reader(connection, (psycopg.Error, ValueError, HubwatchError), "%s")
 
 
 def _row_repo(row: tuple[Any, ...]) -> TrackedRepo:
@@ -194,8 +259,8 @@ def tracked_repo(
     """One repo row (`_COLUMNS`, in order) as a TrackedRepo: for this reader and SqlRepoStore's,
     so that both give the same values."""
     return TrackedRepo(
-        ref=RepoRef(repo_id, SourceKind(source), url, branch),
-        state=RepoState(state),
+        ref=RepoRef(repo_id, _SOURCES.get(source) or SourceKind(source), url, branch),
+        state=_STATES.get(state) or RepoState(state),
         head=CommitSha(head) if head else None,
         revisions=revisions,
         added_at=_timestamp(added_at),
@@ -206,6 +271,12 @@ def tracked_repo(
         identity=identity,
         former_ids=former_ids,
     )
+
+
+_SOURCES = {kind.value: kind for kind in SourceKind}
+_STATES = {state.value: state for state in RepoState}
+"""Each enum by its value: a dict lookup, where calling the enum takes a few times longer
+(a page of a thousand repos calls both a thousand times)."""
 
 
 def _timestamp(value: str | datetime) -> datetime:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Protocol
 
@@ -38,6 +38,38 @@ def is_tracked(store: RepoLookup, repo_id: str) -> bool:
     return True
 
 
+class RepoPages(Protocol):
+    """Reads the tracked repos a page at a time: what a listing of any size needs."""
+
+    def repos_page(
+        self, after: str | None = None, limit: int = 1000, offset: int = 0
+    ) -> list[TrackedRepo]:
+        """Up to `limit` tracked repos by id after `after`, the first `offset` skipped."""
+        ...
+
+
+PAGE = 1000
+"""Repos read at a time by `each_repo`: memory bounded by a page, not by the repos tracked."""
+
+
+def each_repo(
+    store: RepoPages, *, offset: int = 0, limit: int | None = None, page: int = PAGE
+) -> Iterator[TrackedRepo]:
+    """The tracked repos by id, read a page at a time; the first `offset` skipped, at most
+    `limit` of them (None: all)."""
+    after: str | None = None
+    left = limit
+    while left is None or left > 0:
+        size = page if left is None else min(page, left)
+        found = store.repos_page(after, size, offset)
+        yield from found
+        if len(found) < size:
+            return
+        after, offset = found[-1].ref.repo_id, 0
+        if left is not None:
+            left -= len(found)
+
+
 class RepoStore(Protocol):
     """The tracked repos, what polls learned about them, and their events."""
 
@@ -61,6 +93,13 @@ class RepoStore(Protocol):
     @abstractmethod
     def list_repos(self) -> list[TrackedRepo]:
         """Every tracked repo, by id."""
+
+    @abstractmethod
+    def repos_page(
+        self, after: str | None = None, limit: int = 1000, offset: int = 0
+    ) -> list[TrackedRepo]:
+        """Up to `limit` tracked repos by id, those with an id after `after` (a keyset: each
+        page one indexed query, however many repos), the first `offset` of them skipped."""
 
     @abstractmethod
     def update_repo(

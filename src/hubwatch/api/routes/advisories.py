@@ -14,7 +14,7 @@ from hubwatch.api.schemas import AdvisoryIndexEntry
 from hubwatch.models import AdvisoryMatch
 from hubwatch.store.advisories import AdvisoryStore
 from hubwatch.store.browse import BrowseStore
-from hubwatch.store.repos import RepoStore
+from hubwatch.store.repos import RepoStore, each_repo
 
 
 class _MatchReads(RepoStore, BrowseStore, AdvisoryStore, Protocol):
@@ -27,7 +27,7 @@ router = APIRouter(prefix="/api/v1", tags=["advisories"], dependencies=[Depends(
 def _matched(store: _MatchReads) -> dict[str, AdvisoryMatch]:
     """The advisories matched to each repo's latest revision, by id."""
     found: dict[str, AdvisoryMatch] = {}
-    for tracked in store.list_repos():
+    for tracked in each_repo(store):  # a page at a time: the repos need not fit at once
         latest = store.latest_revision(tracked.ref.repo_id)
         if latest is None:
             continue

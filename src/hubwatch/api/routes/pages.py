@@ -84,9 +84,22 @@ def _phrase(status: int) -> str:
         return "Error"
 
 
+INDEX_PAGE_SIZE = 100
+"""Repos on one page of the index."""
+
+
 @router.get("/", response_class=HTMLResponse, include_in_schema=False)
-def index(store: StoreDep) -> HTMLResponse:
-    return _page("index.html", repos=store.list_repos())
+def index(store: StoreDep, page: Annotated[int, Query(ge=1, le=1_000_000)] = 1) -> HTMLResponse:
+    offset = (page - 1) * INDEX_PAGE_SIZE
+    found = store.repos_page(None, INDEX_PAGE_SIZE + 1, offset)  # one more: is there a next?
+    return _page(
+        "index.html",
+        repos=found[:INDEX_PAGE_SIZE],
+        page=page,
+        first=offset + 1,
+        prev_url=f"?page={page - 1}" if page > 1 else None,
+        next_url=f"?page={page + 1}" if len(found) > INDEX_PAGE_SIZE else None,
+    )
 
 
 PAGE_SIZE = 50

@@ -15,6 +15,7 @@ from hubwatch.api.convert import (
     revision_changes_public,
     revision_public,
 )
+from hubwatch.api.cursors import BadCursor, decode_cursor, encode_cursor
 from hubwatch.api.deps import (
     DiffersDep,
     SettingsDep,
@@ -58,10 +59,36 @@ MAX_INT = 2**31 - 1
 Rev = Annotated[str, "a full or abbreviated commit sha"]
 
 
-@reads.get("/repos")
-def list_repos(store: StoreDep) -> list[RepoPublic]:
-    """Every tracked repo."""
-    return [repo_public(r) for r in store.list_repos()]
+_NEXT_PAGE = {
+    "Link": {
+        "description": 'The next page, where there is one: `<URL?cursor=…>; rel="next"`',
+        "schema": {"type": "string"},
+    }
+}
+
+
+@reads.get("/repos", responses={200: {"headers": _NEXT_PAGE}})
+def list_repos(
+    store: StoreDep,
+    request: Request,
+    response: Response,
+    limit: Annotated[int, Query(ge=1, le=1000, description="Repos per page")] = 100,
+    cursor: Annotated[
+        str | None, Query(max_length=600, description="Where a page starts: from a Link header")
+    ] = None,
+) -> list[RepoPublic]:
+    """The tracked repos by id, a page of `limit` at a time; the next page is linked
+    (`Link: <…?cursor=…>; rel="next"`) while there are more."""
+    try:
+        after = None if cursor is None else decode_cursor(cursor)
+    except BadCursor as exc:
+        raise HTTPException(422, str(exc)) from None
+    found = store.repos_page(after, limit + 1)  # one more: whether a next page exists
+    if len(found) > limit:
+        found = found[:limit]
+        following = request.url.include_query_params(cursor=encode_cursor(found[-1].ref.repo_id))
+        response.headers["Link"] = f'<{following}>; rel="next"'
+    return [repo_public(r) for r in found]
 
 
 @router.post(

@@ -146,6 +146,16 @@ class SqlRepoStore(SqlBase, RepoStore):
             rows = session.exec(select(RepoRow).order_by(RepoRow.repo_id)).all()
             return [self._tracked(row) for row in rows]
 
+    def repos_page(
+        self, after: str | None = None, limit: int = 1000, offset: int = 0
+    ) -> list[TrackedRepo]:
+        query = select(RepoRow)
+        if after is not None:
+            query = query.where(col(RepoRow.repo_id) > after)
+        query = query.order_by(col(RepoRow.repo_id)).offset(offset).limit(limit)
+        with self._session() as session:
+            return [self._tracked(row) for row in session.exec(query).all()]
+
     def update_repo(
         self,
         repo_id: str,
