@@ -1,6 +1,6 @@
 """Changes before verifications, inside the quota: discovery at small scale, quotas scaled down.
 
-The Hub simulator enforces quotas a fiftieth of the free ones' size (40 API requests a minute);
+The Hub simulator enforces quotas a tenth of the free ones' rate (25 API requests a minute);
 30 repos are tracked, 20 of them due for their daily verification, and 3 get a new commit. One
 cycle must store the 3 changes before any verification poll starts, wake only as many
 verifications as the quota leaves over (the rest stay due), and never be refused.
@@ -66,7 +66,7 @@ def test_changes_are_stored_before_any_verification_poll(
     for repo_id in CHANGED:
         add_commits(tmp_path / repo_id, [CommitSpec({"config.json": b'{"a": 1}'})])
         hub.touch(repo_id, datetime.now(UTC))
-    hub.rate_limits = {"api": (40, 60.0), "resolvers": (200, 60.0)}
+    hub.rate_limits = {"api": (25, 60.0), "resolvers": (200, 60.0)}
     hub.reset_stats()
 
     cycle = worker.tick()

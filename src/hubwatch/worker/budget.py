@@ -18,12 +18,14 @@ from hubwatch.sources.base import Allowance
 
 RESERVE = 0.1
 """Share of each quota never planned for: other traffic, clock skew between windows."""
-CHANGE_API = 4
-"""API requests of a changed repo's poll: commit listing, tree (or compare), paths-info, refs."""
-CHANGE_RESOLVERS = 4
-"""Resolver requests of a changed repo's poll: the changed files it reads."""
-VERIFY_API = 2
-"""API requests of a verification poll of an unchanged repo: its model info, its refs."""
+CHANGE_API = 3
+"""API requests of a changed repo's poll: its commit listing and tree (measured on the
+simulator: 2), and a paths-info where a file's size must be asked."""
+CHANGE_RESOLVERS = 3
+"""Resolver requests of a changed repo's poll: the changed files it reads (config, tokenizer,
+a header), most often one."""
+VERIFY_API = 1
+"""API requests of a verification poll of an unchanged repo: its model info (measured)."""
 FIRST_POLL_WEIGHT = 4
 """A first poll (a repo registered in bulk, never polled) reads its history and tree: counted as
 this many verifications."""
