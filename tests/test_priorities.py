@@ -1,6 +1,6 @@
 """Changes before verifications, inside the quota: discovery at small scale, quotas scaled down.
 
-The Hub simulator enforces quotas a tenth of the free ones' rate (25 API requests a minute);
+The Hub simulator enforces quotas an eighth of the free ones' rate (25 API requests a minute);
 30 repos are tracked, 20 of them due for their daily verification, and 3 get a new commit. One
 cycle must store the 3 changes before any verification poll starts, wake only as many
 verifications as the quota leaves over (the rest stay due), and never be refused.
