@@ -28,15 +28,29 @@ from hubwatch.models import CommitInfo, CommitSha, FileEntry, RepoRef, RepoStatu
 from hubwatch.models.lineage import Derivative, Relation
 from hubwatch.models.refs import GitRef, RefKind
 from hubwatch.outbound.client import paced
-from hubwatch.sources.base import ChangeFeed, DerivativeListing, Modified, RevisionSource
+from hubwatch.sources.base import (
+    ChangeFeed,
+    DerivativeListing,
+    FileChange,
+    Modified,
+    RevisionSource,
+)
 from hubwatch.sources.hubanswers import (
     commit_infos,
     derivative_of,
+    file_changes,
     file_entries,
     identity_of,
     modified,
 )
-from hubwatch.sources.hubhttp import cdn_refusal, configure_session, pages, status_of, translate
+from hubwatch.sources.hubhttp import (
+    cdn_refusal,
+    compare_answer,
+    configure_session,
+    pages,
+    status_of,
+    translate,
+)
 from hubwatch.sources.pacing import Pacer
 from hubwatch.sources.xet import XetReader
 
@@ -45,6 +59,13 @@ _LIBRARY = "hubwatch"
 """With __version__, the User-Agent's first part: `hubwatch/0.1.0; hf_hub/…` (huggingface_hub's
 utils/_headers.py `_http_user_agent` writes "None" where no version is given)."""
 log = structlog.get_logger(__name__)
+# NOTE: huggingface.js's listCommits (packages/hub/src/lib/list-commits.ts) sends `limit`:
+# "Defaults to 100. Can be set to 1000."; huggingface_hub 2.4 sends none (the Hub's default).
+COMMITS_PAGE = 1000
+SINCE_PAGE = 50
+"""The first page down to the stored head: the Hub's default page, which holds a poll's few."""
+COMPARE_RETRY_S = 3600.0
+"""How long a Hub that answered as one without the compare endpoint is not asked again."""
 
 
 class HubSource(RevisionSource, ChangeFeed, DerivativeListing):
@@ -76,6 +97,7 @@ class HubSource(RevisionSource, ChangeFeed, DerivativeListing):
         """How long the whoami verdict on a refused token holds: about one poll cycle."""
         self._verdict: tuple[float, bool | None] | None = None
         self._verdict_lock = threading.Lock()
+        self._no_compare_until = 0.0
         configure_session(timeout_s, self.pacer, transport)
         self._xet = XetReader(self._endpoint, self._headers, timeout_s, self.pacer)
 
@@ -122,6 +144,27 @@ class HubSource(RevisionSource, ChangeFeed, DerivativeListing):
             ]
 
         return self._call(repo, listing)
+
+    def changed_files(
+        self, repo: RepoRef, parent: CommitSha, sha: CommitSha
+    ) -> list[FileChange] | None:
+        """The compare endpoint (`GET /api/models/{id}/compare/{parent}..{sha}?raw=true`): one
+        api-quota request for the paths that changed, with their new blob ids and sizes, in
+        place of a tree listing of the whole revision (hubanswers.file_changes: the shape).
+
+        None where this Hub has no such endpoint (then none is asked for COMPARE_RETRY_S), or
+        refused this one (the tree listing says why).
+        """
+        if time.monotonic() < self._no_compare_until:
+            return None
+        revs = f"{quote(parent, safe='')}..{quote(sha, safe='')}"
+        url = f"{self._endpoint}/api/models/{repo.repo_id}/compare/{revs}"
+        found, body = self._call(repo, lambda: compare_answer(url, self._headers()))
+        changes = file_changes(body) if body is not None else None
+        if not found or (body is not None and changes is None):
+            self._no_compare_until = time.monotonic() + COMPARE_RETRY_S
+            log.info("hub_compare_unavailable", endpoint=self._endpoint, retry_s=COMPARE_RETRY_S)
+        return changes
 
     def read_file(self, repo: RepoRef, sha: CommitSha, path: str, max_bytes: int) -> bytes:
         with self._get(repo, sha, path, {}) as response:
@@ -267,19 +310,28 @@ class HubSource(RevisionSource, ChangeFeed, DerivativeListing):
 
     def _commits(self, repo: RepoRef, stop: CommitSha | None) -> list[CommitInfo]:
         """The branch's commits newest first; with `stop`, only down to it (and it) when it is
-        listed: no page after the one that holds it is asked for."""
+        listed: no page after the one that holds it is asked for. Pages of COMMITS_PAGE; down
+        to `stop`, a first one of SINCE_PAGE, and when the Hub gave it whole without `stop`,
+        the listing again from the top in large pages (a few commits asked twice)."""
         rev = quote(repo.branch, safe="")
         url = f"{self._endpoint}/api/models/{repo.repo_id}/commits/{rev}"
         items: list[dict[str, Any]] = []
 
-        def walk() -> None:
-            for page in pages(url, {}, self._headers()):
+        def walk(limit: int, first_only: bool) -> bool:
+            """Whether the listing was read down to `stop` or its end."""
+            items.clear()
+            for page in pages(url, {"limit": limit}, self._headers()):
                 for item in page:
                     items.append(item)
                     if stop is not None and item["id"] == stop:
-                        return
+                        return True
+                if first_only and len(page) >= limit:
+                    return False  # the Hub took the small limit: ask in large pages
+            return True
 
-        self._call(repo, walk)
+        small = stop is not None
+        if not self._call(repo, lambda: walk(SINCE_PAGE if small else COMMITS_PAGE, small)):
+            self._call(repo, lambda: walk(COMMITS_PAGE, False))
         return self._call(repo, lambda: commit_infos(items))
 
     @contextmanager
