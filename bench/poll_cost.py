@@ -3,8 +3,10 @@
 Question: does hubwatch read only what it needs? For a repo with sharded safetensors weights,
 it measures HTTP requests and bytes downloaded (and bytes of weight data: must be 0) for the
 first backfill, a new revision that edits config.json, a new revision that re-uploads one
-shard, and an idle poll. Baseline, measured in the same run on the same repo: what
-`huggingface_hub.snapshot_download` of one revision costs (everything, weights included).
+shard, a new revision polled as discovery polls it (from the listing's status), and an idle
+poll; each with the Hub's compare endpoint off (a tree listing per new revision) and on (issue
+35: the changes against the stored parent). Baseline, measured in the same run on the same
+repo: what `huggingface_hub.snapshot_download` of one revision costs (weights included).
 
 Run: python bench/poll_cost.py
 """
@@ -24,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.support
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
-from huggingface_hub import snapshot_download
+from huggingface_hub import HfApi, snapshot_download
 
 from hubwatch.logging import configure_logging
 from hubwatch.models import RepoRef, SourceKind
@@ -38,6 +40,8 @@ REPO = "bench/sharded-model"
 SHARDS = 4
 LAYERS_PER_SHARD = 6
 HIDDEN = 256
+WIDE_FILES = 2500
+LONG_COMMITS = 1200
 
 
 def shard(index: int, salt: int = 0) -> bytes:
@@ -103,83 +107,142 @@ def measure(sim: HubSimulator, header_ends: dict[str, int], action: Callable[[],
     return Cost(sim.stats.requests, sim.stats.bytes_sent, weight_bytes(sim, header_ends), routes)
 
 
+def scenario(
+    sim: HubSimulator, tmp: Path, header_ends: dict[str, int], compare: bool
+) -> tuple[list[tuple[str, Cost]], SqlStore]:
+    """The cases, on a repo of their own, with the Hub's compare endpoint on or off."""
+    sim.compare = compare
+    repo_id = f"{REPO}-{'compare' if compare else 'tree'}"
+    up, lfs = tmp / repo_id, tmp / "lfs"
+    make_repo(up, [CommitSpec(files(), message="upload")], lfs_dir=lfs)
+    sim.add_repo(repo_id, up, lfs_dir=lfs)
+    store = SqlStore(f"sqlite:///{tmp / (repo_id.replace('/', '_') + '.db')}")
+    store.start()
+    source = HubSource(sim.url)
+    tracker = Tracker(store, {SourceKind.HUB: source})
+    rows: list[tuple[str, Cost]] = []
+    rows.append(
+        (
+            "backfill (1 revision)",
+            measure(sim, header_ends, lambda: tracker.track(RepoRef(repo_id))),
+        )
+    )
+    edit = b'{"model_type": "llama", "hidden_size": 256, "x": 1}'
+    add_commits(up, [CommitSpec({"config.json": edit})])
+    rows.append(
+        ("new revision: config.json edit", measure(sim, header_ends, lambda: tracker.poll(repo_id)))
+    )
+    reupload = files(salt=1)
+    name = "model-00001-of-00004.safetensors"
+    add_commits(up, [CommitSpec({name: reupload[name]})], lfs_dir=lfs)
+    rows.append(
+        (
+            "new revision: one shard re-uploaded",
+            measure(sim, header_ends, lambda: tracker.poll(repo_id)),
+        )
+    )
+    add_commits(up, [CommitSpec({"config.json": edit.replace(b"1}", b"2}")})])
+    # as discovery polls a repo its listing named: the listing's status (one request for the
+    # whole batch, not counted here) stands for the poll's model_info
+    listed = {m.repo_id: m.status for m in source.recently_modified(limit=10)}
+    rows.append(
+        (
+            "new revision: config edit, from listing",
+            measure(sim, header_ends, lambda: tracker.poll(repo_id, hint=listed[repo_id])),
+        )
+    )
+    rows.append(("idle poll", measure(sim, header_ends, lambda: tracker.poll(repo_id))))
+    # a repo of many files (checkpoints, data): its tree listing comes in pages of 1,000
+    wide = f"{repo_id}-wide"
+    many = {f"data/{i:05d}.txt": b"x" for i in range(WIDE_FILES)}
+    make_repo(tmp / wide, [CommitSpec({**many, "config.json": b"{}"})])
+    sim.add_repo(wide, tmp / wide)
+    tracker.track(RepoRef(wide))
+    add_commits(tmp / wide, [CommitSpec({"config.json": b'{"a": 1}'})])
+    label = f"new revision: {WIDE_FILES:,}-file repo"
+    rows.append((label, measure(sim, header_ends, lambda: tracker.poll(wide))))
+    source.close()
+    return rows, store
+
+
+def commit_listing(sim: HubSimulator, tmp: Path) -> tuple[Cost, Cost]:
+    """Listing a long history whole (a first backfill): huggingface_hub's list_repo_commits,
+    which sends no `limit` (the Hub's default page), against HubSource's pages of 1,000."""
+    long = f"{REPO}-long"
+    make_repo(tmp / long, [CommitSpec({"n.txt": str(i).encode()}) for i in range(LONG_COMMITS)])
+    sim.add_repo(long, tmp / long)
+    api = HfApi(endpoint=sim.url, token=False)
+    before = measure(sim, {}, lambda: api.list_repo_commits(long))
+    source = HubSource(sim.url)
+    after = measure(sim, {}, lambda: source.list_commits(RepoRef(long)))
+    source.close()
+    return before, after
+
+
 def main() -> None:
     configure_logging("WARNING")
     with tempfile.TemporaryDirectory() as tmp_name, HubSimulator() as sim:
         tmp = Path(tmp_name)
-        lfs = tmp / "lfs"
-        first = files()
-        make_repo(tmp / "up", [CommitSpec(first, message="upload")], lfs_dir=lfs)
-        sim.add_repo(REPO, tmp / "up", lfs_dir=lfs)
         header_ends: dict[str, int] = {}
-
-        def note(content: dict[str, bytes]) -> None:
+        for content in (files(), files(salt=1)):
             for path, data in content.items():
                 if path.endswith(".safetensors"):
                     oid = hashlib.sha256(data).hexdigest()
                     header_ends[oid] = 8 + int.from_bytes(data[:8], "little")
                     sizes[oid] = len(data)
-
-        note(first)
-        store = SqlStore(f"sqlite:///{tmp / 'bench.db'}")
-        store.start()
-        tracker = Tracker(store, {SourceKind.HUB: HubSource(sim.url)})
-        repo = RepoRef(REPO)
-
-        rows: list[tuple[str, Cost]] = []
-        rows.append(
-            ("backfill (1 revision)", measure(sim, header_ends, lambda: tracker.track(repo)))
-        )
-        add_commits(
-            tmp / "up",
-            [CommitSpec({"config.json": b'{"model_type": "llama", "hidden_size": 256, "x": 1}'})],
-        )
-        rows.append(
-            (
-                "new revision: config.json edit",
-                measure(sim, header_ends, lambda: tracker.poll(REPO)),
-            )
-        )
-        reupload = files(salt=1)
-        note(reupload)
-        name = "model-00001-of-00004.safetensors"
-        add_commits(tmp / "up", [CommitSpec({name: reupload[name]})], lfs_dir=lfs)
-        rows.append(
-            (
-                "new revision: one shard re-uploaded",
-                measure(sim, header_ends, lambda: tracker.poll(REPO)),
-            )
-        )
-        rows.append(("idle poll", measure(sim, header_ends, lambda: tracker.poll(REPO))))
-
-        sha = store.history(REPO)[-1].sha
+        tables = {}
+        for compare in (False, True):
+            rows, store = scenario(sim, tmp, header_ends, compare)
+            tables[compare] = rows
+            sha = store.history(f"{REPO}-{'compare' if compare else 'tree'}")[-1].sha
+            store.close()
+        repo_id = f"{REPO}-compare"
         baseline = measure(
             sim,
             header_ends,
             lambda: snapshot_download(
-                REPO, revision=sha, endpoint=sim.url, cache_dir=tmp / "hf-cache", token=False
+                repo_id, revision=sha, endpoint=sim.url, cache_dir=tmp / "hf-cache", token=False
             ),
         )
         # snapshot_download downloads the weights themselves: count every LFS byte served.
         baseline.weight_bytes = sim.stats.lfs_bytes
-        store.close()
+        listing_before, listing_after = commit_listing(sim, tmp)
 
-    weights = sum(len(v) for k, v in first.items() if k.endswith(".safetensors"))
+    weights = sum(len(v) for k, v in files().items() if k.endswith(".safetensors"))
     print(
         f"repo: {SHARDS} safetensors shards ({weights:,} bytes of weights), index, config, "
         "tokenizer, card"
     )
+    for compare, rows in tables.items():
+        print(f"\n-- the Hub's compare endpoint {'on' if compare else 'off (tree listings)'}")
+        _table([*rows, ("baseline: snapshot_download 1 revision", baseline)], baseline)
+    print("\nrequests per changed repo, compare off -> on (ratio on/off):")
+    for (label, off), (_, on) in zip(tables[False], tables[True], strict=True):
+        print(
+            f"  {label:42} {off.requests:>3} -> {on.requests:>3} ({on.requests / off.requests:.2f})"
+        )
     print(
-        f"{'case':40} {'requests':>9} {'bytes':>12} {'weight bytes':>13} "
+        f"\nlisting {LONG_COMMITS:,} commits whole: huggingface_hub list_repo_commits (no limit) "
+        f"{listing_before.requests} requests, {listing_before.bytes:,} bytes; limit=1000 "
+        f"{listing_after.requests} requests, {listing_after.bytes:,} bytes "
+        f"(ratio {listing_after.requests / listing_before.requests:.3f})"
+    )
+    for compare, rows in tables.items():
+        for label, cost in rows:
+            print(f"{'on ' if compare else 'off'} {label} by route: {cost.routes}")
+    print(f"baseline by route: {baseline.routes}")
+
+
+def _table(rows: list[tuple[str, Cost]], baseline: Cost) -> None:
+    print(
+        f"{'case':42} {'requests':>9} {'bytes':>12} {'weight bytes':>13} "
         f"{'requests/base':>14} {'bytes/base':>11}"
     )
-    for label, cost in [*rows, ("baseline: snapshot_download 1 revision", baseline)]:
+    for label, cost in rows:
         print(
-            f"{label:40} {cost.requests:>9} {cost.bytes:>12,} {cost.weight_bytes:>13,} "
+            f"{label:42} {cost.requests:>9} {cost.bytes:>12,} {cost.weight_bytes:>13,} "
             f"{cost.requests / baseline.requests:>14.3f} {cost.bytes / baseline.bytes:>11.5f}"
         )
-    for label, cost in [*rows, ("baseline", baseline)]:
-        print(f"{label} by route: {cost.routes}")
 
 
 if __name__ == "__main__":

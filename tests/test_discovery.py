@@ -197,4 +197,6 @@ def test_a_hub_push_is_read_without_a_status_request(
     [result] = worker.tick().polls  # discovery is not due: only the woken repo is polled
     assert result.new == [sha] and store.get_repo(repo_id).head == sha
     assert hub.stats.count("model-info") == hub.stats.count("models-list") == 0
-    assert hub.stats.count("commits") == hub.stats.count("tree") == 1
+    # the files from the compare against the stored parent, not a tree listing (issue 35)
+    assert hub.stats.count("commits") == hub.stats.count("compare") == 1
+    assert hub.stats.count("tree") == 0

@@ -97,8 +97,8 @@ class HubStats:
 
     requests: int = 0
     by_route: Counter[tuple[str, str]] = field(default_factory=Counter)
-    """(method, route) -> requests; routes: commits, tree, paths-info, model-info, refs, resolve,
-    cdn, models-list, whoami, other."""
+    """(method, route) -> requests; routes: commits, tree, compare, paths-info, model-info, refs,
+    resolve, cdn, models-list, whoami, other."""
     bytes_sent: int = 0
     """Response body bytes sent (counted as a response starts), LFS content included."""
     lfs_bytes: int = 0
@@ -166,9 +166,17 @@ class HubSimulator:
     """
 
     def __init__(
-        self, page_size_commits: int = 50, page_size_tree: int = 1000, page_size_models: int = 1000
+        self,
+        page_size_commits: int = 1000,
+        page_size_tree: int = 1000,
+        page_size_models: int = 1000,
     ) -> None:
         self.page_size_commits = page_size_commits
+        """The largest commit page: what `limit` asks for up to this (1,000 on the Hub, as
+        huggingface.js's listCommits says); without `limit`, COMMITS_PAGE or this if smaller."""
+        self.compare = True
+        """Whether `/api/models/{id}/compare/{a}..{b}` answers; off, it is a 404 without an
+        X-Error-Code, as the Hub answers a path it has no route for."""
         self.page_size_tree = page_size_tree
         self.page_size_models = page_size_models
         self.tokens: set[str] = set()
@@ -478,6 +486,8 @@ class HubSimulator:
         state = self._open(target, request)
         if target.route == "refs":
             return self._refs(state, request)
+        if target.route == "compare":
+            return self._compare(state, target.rev or "")
         rev = target.rev or state.default_branch
         sha = state.reader.resolve(rev)
         if sha is None:
@@ -577,7 +587,8 @@ class HubSimulator:
 
     def _commits(self, state: _RepoState, sha: str, request: Request) -> Reply:
         history = state.reader.log(sha)
-        number, size = int_arg(request, "p"), self.page_size_commits
+        number, limit = int_arg(request, "p"), int_arg(request, "limit")
+        size = min(limit or COMMITS_PAGE, self.page_size_commits)
         formatted = "formatted" in request.query.get("expand[]", [])
         items = [commit_json(c, formatted=formatted) for c in history[number * size :][:size]]
         reply = json_reply(items)
@@ -602,6 +613,42 @@ class HubSimulator:
             if deep or "/" not in e.path.removeprefix(prefix)
         ]
         return page(self.url, request, items, self.page_size_tree)
+
+    def _compare(self, state: _RepoState, revs: str) -> Reply:
+        """What changed from one revision's tree to the other's, per path (issue 35's shape:
+        hubwatch.sources.hubanswers.file_changes): a path whose blob moved unchanged to one
+        path that is new is a rename."""
+        if not self.compare:
+            raise HubError(404, "Sorry, we can't find the page you are looking for.")
+        old_rev, sep, new_rev = revs.partition("..")
+        old_sha, new_sha = state.reader.resolve(old_rev), state.reader.resolve(new_rev)
+        if not sep or old_sha is None or new_sha is None:
+            raise HubError(404, f"Invalid rev id: {revs}", "RevisionNotFound")
+        old = {e.path: e for e in state.reader.tree(old_sha) if e.kind == "file"}
+        new = {e.path: e for e in state.reader.tree(new_sha) if e.kind == "file"}
+        gone = [p for p in old if p not in new]
+        added = [p for p in new if p not in old]
+        moved: dict[str, str] = {}  # new path -> old path
+        for path in added:
+            source = next((g for g in gone if old[g].oid == new[path].oid), None)
+            if source is not None and source not in moved.values():
+                moved[path] = source
+        items: list[dict[str, Any]] = [
+            {"status": "deleted", "path": path, "oldOid": old[path].oid}
+            for path in gone
+            if path not in moved.values()
+        ]
+        for path, entry in new.items():
+            if path in moved:
+                change = {"status": "renamed", "oldPath": moved[path]}
+            elif path not in old:
+                change = {"status": "added"}
+            elif old[path].oid != entry.oid:
+                change = {"status": "modified", "oldOid": old[path].oid}
+            else:
+                continue
+            items.append({**change, **self.xet.listed(entry_json(entry), self._lfs_bytes)})
+        return json_reply(items)
 
     def _paths_info(self, state: _RepoState, sha: str, request: Request) -> Reply:
         if (request.headers.get("Content-Type") or "").startswith("application/json"):
@@ -708,5 +755,7 @@ class HubSimulator:
         return page(self.url, request, items, size)
 
 
+COMMITS_PAGE = 50
+"""The commit page a request without `limit` gets."""
 _NO_ARGS = Request("GET", "", {}, Message(), b"", False)
 _LIST_KEYS = "_id id modelId private likes downloads tags createdAt library_name pipeline_tag"

@@ -116,6 +116,8 @@ def route(path: str, method: str, *, cdn: bool) -> Target:
             return Target("tree", "api", repo.repo_id, unquote(args[0]), rest, prefix=repo.prefix)
         if kind == "xet-read-token" and joined:
             return Target("xet-token", "api", repo.repo_id, joined, prefix=repo.prefix)
+        if kind == "compare" and joined:
+            return Target("compare", "api", repo.repo_id, joined, prefix=repo.prefix)
         if kind == "refs" and not args:
             return Target("refs", "api", repo.repo_id, prefix=repo.prefix)
         return Target("other", "api")

@@ -52,6 +52,18 @@ class RevisionSource(ABC):
     def list_files(self, repo: RepoRef, sha: CommitSha) -> list[FileEntry]:
         """Every file in the tree of `sha`, with size, blob id and LFS sha256."""
 
+    def changed_files(
+        self, repo: RepoRef, parent: CommitSha, sha: CommitSha
+    ) -> list[FileChange] | None:
+        """What changed in the tree from `parent` to `sha`, by one request where the source
+        has a compare endpoint; None where it has none (or answers one not understood): the
+        caller lists the files of `sha` instead (`list_files`).
+
+        Raises what `list_files` would for transient failures (rate limits, outages), so a
+        retry asks again rather than falling back.
+        """
+        return None
+
     @abstractmethod
     def read_file(self, repo: RepoRef, sha: CommitSha, path: str, max_bytes: int) -> bytes:
         """The whole content of a file; ContentTooLarge if it exceeds `max_bytes`."""
@@ -90,6 +102,16 @@ class RevisionSource(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook, most sources hold nothing
         """Release connections or processes."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """One path that differs between two revisions' trees."""
+
+    path: str
+    entry: FileEntry | None
+    """The file at `path` in the newer revision, as its tree listing gives it; None: the path
+    is gone (deleted, or the old side of a rename)."""
 
 
 @dataclass(frozen=True, slots=True)

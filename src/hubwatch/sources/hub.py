@@ -25,18 +25,27 @@ from hubwatch.errors import (
     TokenRefused,
 )
 from hubwatch.models import CommitInfo, CommitSha, FileEntry, RepoRef, RepoStatus
-from hubwatch.models.lineage import Derivative, Relation
 from hubwatch.models.refs import GitRef, RefKind
 from hubwatch.outbound.client import paced
-from hubwatch.sources.base import Allowance, ChangeFeed, DerivativeListing, Modified, RevisionSource
+from hubwatch.sources.base import (
+    FileChange,
+    RevisionSource,
+)
 from hubwatch.sources.hubanswers import (
     commit_infos,
-    derivative_of,
+    file_changes,
     file_entries,
     identity_of,
-    modified,
 )
-from hubwatch.sources.hubhttp import cdn_refusal, configure_session, pages, status_of, translate
+from hubwatch.sources.hubhttp import (
+    cdn_refusal,
+    compare_answer,
+    configure_session,
+    pages,
+    status_of,
+    translate,
+)
+from hubwatch.sources.hublistings import HubListings
 from hubwatch.sources.pacing import Pacer
 from hubwatch.sources.xet import XetReader
 
@@ -45,9 +54,16 @@ _LIBRARY = "hubwatch"
 """With __version__, the User-Agent's first part: `hubwatch/0.1.0; hf_hub/…` (huggingface_hub's
 utils/_headers.py `_http_user_agent` writes "None" where no version is given)."""
 log = structlog.get_logger(__name__)
+# NOTE: huggingface.js's listCommits (packages/hub/src/lib/list-commits.ts) sends `limit`:
+# "Defaults to 100. Can be set to 1000."; huggingface_hub 2.4 sends none (the Hub's default).
+COMMITS_PAGE = 1000
+SINCE_PAGE = 50
+"""The first page down to the stored head: the Hub's default page, which holds a poll's few."""
+COMPARE_RETRY_S = 3600.0
+"""How long a Hub that answered as one without the compare endpoint is not asked again."""
 
 
-class HubSource(RevisionSource, ChangeFeed, DerivativeListing):
+class HubSource(RevisionSource, HubListings):
     """Reads model repos from the Hugging Face Hub (or a server speaking its API)."""
 
     def __init__(
@@ -76,6 +92,7 @@ class HubSource(RevisionSource, ChangeFeed, DerivativeListing):
         """How long the whoami verdict on a refused token holds: about one poll cycle."""
         self._verdict: tuple[float, bool | None] | None = None
         self._verdict_lock = threading.Lock()
+        self._no_compare_until = 0.0
         configure_session(timeout_s, self.pacer, transport)
         self._xet = XetReader(self._endpoint, self._headers, timeout_s, self.pacer)
 
@@ -122,6 +139,27 @@ class HubSource(RevisionSource, ChangeFeed, DerivativeListing):
             ]
 
         return self._call(repo, listing)
+
+    def changed_files(
+        self, repo: RepoRef, parent: CommitSha, sha: CommitSha
+    ) -> list[FileChange] | None:
+        """The compare endpoint (`GET /api/models/{id}/compare/{parent}..{sha}?raw=true`): one
+        api-quota request for the paths that changed, with their new blob ids and sizes, in
+        place of a tree listing of the whole revision (hubanswers.file_changes: the shape).
+
+        None where this Hub has no such endpoint (then none is asked for COMPARE_RETRY_S), or
+        refused this one (the tree listing says why).
+        """
+        if time.monotonic() < self._no_compare_until:
+            return None
+        revs = f"{quote(parent, safe='')}..{quote(sha, safe='')}"
+        url = f"{self._endpoint}/api/models/{repo.repo_id}/compare/{revs}"
+        found, body = self._call(repo, lambda: compare_answer(url, self._headers()))
+        changes = file_changes(body) if body is not None else None
+        if not found or (body is not None and changes is None):
+            self._no_compare_until = time.monotonic() + COMPARE_RETRY_S
+            log.info("hub_compare_unavailable", endpoint=self._endpoint, retry_s=COMPARE_RETRY_S)
+        return changes
 
     def read_file(self, repo: RepoRef, sha: CommitSha, path: str, max_bytes: int) -> bytes:
         with self._get(repo, sha, path, {}) as response:
@@ -194,84 +232,6 @@ class HubSource(RevisionSource, ChangeFeed, DerivativeListing):
         # a redirect (renamed repo) or an answer without the header: only a full poll can tell
         raise SourceUnavailable(f"{repo.repo_id}: the resolver sent no X-Repo-Commit")
 
-    @property
-    def feed_name(self) -> str:
-        return f"hub-models:{self._endpoint}"
-
-    def allowance(self, bucket: str) -> Allowance | None:
-        return self.pacer.allowance(bucket)
-
-    def recently_modified(self, limit: int) -> Iterator[Modified]:
-        listing = RepoRef("models/listing")  # names the listing in error messages
-        # NOTE: the Hub sorts newest first by default; `expand` keeps each item to what a
-        # poll needs to know first (the head sha, gated, private), so a woken repo's poll
-        # can skip its own model_info request. The query is list_models(sort="last_modified").
-        params = {
-            "sort": "lastModified",
-            "limit": limit,
-            "expand": ["lastModified", "sha", "gated", "private", "disabled"],
-        }
-        count = 0
-        try:
-            for page in pages(f"{self._endpoint}/api/models", params, self._headers()):
-                for item in page:
-                    found = modified(item)
-                    if found is not None:
-                        yield found
-                    count += 1
-                    if count >= limit:
-                        return
-        except Exception as exc:
-            raise self._error(listing, exc) from exc
-
-    def derivatives(
-        self, base_id: str, relation: Relation | None = None, *, limit: int = 1000
-    ) -> list[Derivative]:
-        """The models whose card names `base_id` as a base, from the Hub's model listing.
-
-        NOTE: the Hub tags a model whose card says `base_model: X` with `base_model:X` and
-        `base_model:<relation>:X` (relation: the card's `base_model_relation`, or the one the
-        Hub infers), and `/api/models?filter=TAG` lists the models with that tag; what
-        `HfApi.list_models(filter=...)` sends, one `filter` parameter per filter, every one
-        required (tests/support/hubsim_cards.py cites the documentation). Pages follow the Link
-        header like every listing here (`pages`).
-        """
-        listing = RepoRef(base_id)  # names the base in error messages
-        unknown = relation is Relation.UNKNOWN
-        kind = f"{relation.value}:" if relation and not unknown else ""
-        params = {
-            "filter": [f"base_model:{kind}{base_id}"],
-            "sort": "lastModified",
-            "limit": min(limit, 1000),
-            "expand": ["lastModified", "tags"],
-        }
-        found: list[Derivative] = []
-        try:
-            for page in pages(f"{self._endpoint}/api/models", params, self._headers()):
-                items = (derivative_of(item, base_id) for item in page)
-                # UNKNOWN asks for those listed under the base with no relation tag
-                found += [d for d in items if d and (not unknown or d.relation is relation)]
-                if len(found) >= limit:
-                    break
-        except Exception as exc:
-            raise self._error(listing, exc) from exc
-        return found[:limit]
-
-    def models_of(self, author: str) -> Iterator[str]:
-        """The ids of every model `author` (a user or an organisation) has on the Hub, as the
-        listing gives them, page by page: what `HfApi.list_models(author=...)` asks for
-        (`GET /api/models?author=NAME`), its pages followed through the Link header."""
-        listing = RepoRef("models/listing")  # names the listing in error messages
-        params = {"author": author, "limit": 1000}  # the most the Hub gives a page
-        try:
-            for page in pages(f"{self._endpoint}/api/models", params, self._headers()):
-                for item in page:
-                    repo_id = item.get("id") if isinstance(item, dict) else None
-                    if isinstance(repo_id, str):
-                        yield repo_id
-        except Exception as exc:
-            raise self._error(listing, exc) from exc
-
     def close(self) -> None:
         huggingface_hub.close_session()
         self._xet.close()
@@ -285,19 +245,28 @@ class HubSource(RevisionSource, ChangeFeed, DerivativeListing):
 
     def _commits(self, repo: RepoRef, stop: CommitSha | None) -> list[CommitInfo]:
         """The branch's commits newest first; with `stop`, only down to it (and it) when it is
-        listed: no page after the one that holds it is asked for."""
+        listed: no page after the one that holds it is asked for. Pages of COMMITS_PAGE; down
+        to `stop`, a first one of SINCE_PAGE, and when the Hub gave it whole without `stop`,
+        the listing again from the top in large pages (a few commits asked twice)."""
         rev = quote(repo.branch, safe="")
         url = f"{self._endpoint}/api/models/{repo.repo_id}/commits/{rev}"
         items: list[dict[str, Any]] = []
 
-        def walk() -> None:
-            for page in pages(url, {}, self._headers()):
+        def walk(limit: int, first_only: bool) -> bool:
+            """Whether the listing was read down to `stop` or its end."""
+            items.clear()
+            for page in pages(url, {"limit": limit}, self._headers()):
                 for item in page:
                     items.append(item)
                     if stop is not None and item["id"] == stop:
-                        return
+                        return True
+                if first_only and len(page) >= limit:
+                    return False  # the Hub took the small limit: ask in large pages
+            return True
 
-        self._call(repo, walk)
+        small = stop is not None
+        if not self._call(repo, lambda: walk(SINCE_PAGE if small else COMMITS_PAGE, small)):
+            self._call(repo, lambda: walk(COMMITS_PAGE, False))
         return self._call(repo, lambda: commit_infos(items))
 
     @contextmanager

@@ -22,7 +22,7 @@ from hubwatch.models import (
     validate_repo_id,
 )
 from hubwatch.models.lineage import Derivative, Relation
-from hubwatch.sources.base import Modified
+from hubwatch.sources.base import FileChange, Modified
 
 _OBJECT_ID = re.compile(r"[0-9a-f]{24}")
 """The Hub's object ids are MongoDB ObjectIds: 24 hex digits (`_id` of a model info)."""
@@ -47,6 +47,51 @@ def file_entries(page: list[Any]) -> list[FileEntry]:
             FileEntry(file.path, int(file.size), file.blob_id, sha256, xet_hash=xet_hash)
         )
     return entries
+
+
+_GONE = frozenset("D")
+_MOVED = frozenset("RC")
+"""Statuses whose item names the path it came from (`oldPath`): a rename leaves it, a copy not."""
+_STATUSES = frozenset("AMDRCT")
+
+
+def file_changes(body: Any) -> list[FileChange] | None:
+    """The changes of a compare answer (`/api/models/{id}/compare/{a}..{b}?raw=true`), or None
+    for an answer of another shape, which the caller takes as "no compare here".
+
+    NOTE: the shape is taken from issue 35, not from a recorded exchange (no trace in
+    tests/data/hub-traces/ holds one, and neither huggingface_hub 2.4 nor huggingface.js call
+    the endpoint): a JSON list (or `{"files": [...]}`) with one item per changed path, its
+    `status` (`added`, `modified`, `deleted`, `renamed`, `copied`, `typechange`, or git's
+    letters `A M D R C T`, a rename's score allowed: `R100`), the path (`path`; `oldPath`
+    for a rename or copy) and, for what is not deleted, the new file as a tree item gives it
+    (`oid`, `size`, `lfs`, `xetHash`). Anything else is None, never a guess.
+    """
+    items = body.get("files") if isinstance(body, dict) else body
+    if not isinstance(items, list):
+        return None
+    changes: list[FileChange] = []
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("path"), str):
+            return None
+        status = str(item.get("status") or "")[:1].upper()
+        if status not in _STATUSES:
+            return None
+        if status in _MOVED:
+            old = item.get("oldPath")
+            if not isinstance(old, str):
+                return None
+            if status == "R":
+                changes.append(FileChange(old, None))
+        if status in _GONE:
+            changes.append(FileChange(item["path"], None))
+            continue
+        try:
+            entries = file_entries([{**item, "type": "file"}])
+        except (TypeError, ValueError, KeyError):
+            return None
+        changes += [FileChange(entry.path, entry) for entry in entries]
+    return changes
 
 
 def identity_of(model: ModelInfo) -> RepoIdentity | None:

@@ -109,6 +109,39 @@ def pages(url: str, params: dict[str, Any], headers: dict[str, str]) -> Iterator
         query = None  # the next link carries the query
 
 
+_NO_ROUTE = (400, 404, 405, 501)
+"""What a Hub without the endpoint (or one that takes no such query) answers."""
+
+
+def compare_answer(url: str, headers: dict[str, str]) -> tuple[bool, Any]:
+    """Fetch a compare answer: (True, its JSON) where it came (a list's pages followed); (False,
+    None) where the Hub has no such endpoint (404 without an `X-Error-Code`, 400, 405, 501) or
+    sends no JSON; (True, None) for any other refusal (the repo's: gated, a revision not
+    found), which the tree listing then meets and reports. A transient failure (429, 5xx, a
+    dropped connection) raises, as a tree listing's would."""
+    items: list[Any] = []
+    next_url: str | None = url
+    query: dict[str, Any] | None = {"raw": "true"}  # the form the issue names
+    while next_url:
+        response = huggingface_hub.get_session().get(next_url, params=query, headers=headers)
+        status = response.status_code
+        if status == 429 or status >= 500 or status == 408:
+            hf_raise_for_status(response)
+        if status >= 400:
+            coded = response.headers.get("X-Error-Code") is not None
+            return (status == 404 and coded) or status not in _NO_ROUTE, None
+        try:
+            page = response.json()
+        except ValueError:
+            return False, None
+        if not isinstance(page, list):
+            return (True, page) if next_url == url else (False, None)
+        items += page
+        next_url = response.links.get("next", {}).get("url")
+        query = None  # the next link carries the query
+    return True, items
+
+
 def cdn_refusal(response: httpx2.Response, endpoint: str, path: str) -> SourceError | None:
     """The error of a download that a host other than the Hub (the CDN it redirected to)
     refused; that file's alone, never the repo's. None when the Hub itself answered."""

@@ -104,13 +104,15 @@ class Tracker:
         self._store.add_repo(repo)
         if refs is not None:
             self._store.watch_refs(repo.repo_id, refs)
-        return self.poll(repo.repo_id, progress)
+        return self.poll(repo.repo_id, progress, read=status)  # not a second model_info
 
     def poll(
         self,
         repo_id: str,
         progress: Progress | None = None,
         hint: RepoStatus | None = None,
+        *,
+        read: RepoStatus | None = None,
     ) -> PollResult:
         """Bring one tracked repo up to date; what goes wrong is recorded, not raised.
 
@@ -119,7 +121,8 @@ class Tracker:
         not (it is stored with what could be read). Raised: PollStopped from `progress`,
         StoreUnavailable (the database is down: nothing to record it in), and what the store
         raises while recording the failure. `hint`: the repo's status as a
-        change listing just gave it; saves asking the source.
+        change listing just gave it; saves asking the source. `read`: the status the source
+        itself just answered (`track` asked it), used alike but not taken as a listing's.
         """
         tracked = self._store.get_repo(repo_id)
         source = self._source(tracked.ref)
@@ -128,7 +131,7 @@ class Tracker:
         )
         structlog.contextvars.bind_contextvars(repo=repo_id, poll_id=uuid.uuid4().hex[:12])
         try:
-            self._poll(run, progress, hint)
+            self._poll(run, progress, hint, read)
         except (PollStopped, StoreUnavailable):
             raise  # an outage is not the repo's failure, nor could it be recorded
         except TokenRefused as exc:
@@ -154,9 +157,15 @@ class Tracker:
                 results.append(crashed(self._store, repo_id, exc, self.degraded_after))
         return results
 
-    def _poll(self, run: PollRun, progress: Progress | None, hint: RepoStatus | None) -> None:
+    def _poll(
+        self,
+        run: PollRun,
+        progress: Progress | None,
+        hint: RepoStatus | None,
+        read: RepoStatus | None = None,
+    ) -> None:
         """status → (idle?) → history and reachability → each new revision → the new head."""
-        status = read_status(run, hint)
+        status = read_status(run, hint, read)
         if status is None:
             return
         run = follow_rename(run, status)  # in the same poll: the listing names the new id

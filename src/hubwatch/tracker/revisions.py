@@ -49,6 +49,7 @@ from hubwatch.tracker.digests import with_digests
 from hubwatch.tracker.estimate import CONFIG, with_estimate
 from hubwatch.tracker.held import LastStored, stored_files
 from hubwatch.tracker.identity import with_identity
+from hubwatch.tracker.listing import revision_files
 from hubwatch.tracker.notable import notable
 from hubwatch.tracker.partial import KIND as PARTIAL
 from hubwatch.tracker.partial import Partial, partial_of, with_partial
@@ -132,7 +133,11 @@ class RevisionPipeline:
         childless: bool = False,
     ) -> None:
         failed: list[str] = []
-        snapshot, listed = self._read(run, commit, failed, held)
+        parent = commit.parents[0] if commit.parents else None
+        base = parent if parent in known else None
+        # read once for the listing, the diff and the partial (a failed read is not kept)
+        base_files = cache(lambda: _files_of(run, held, base))
+        snapshot, listed = self._read(run, commit, failed, held, base, base_files)
         snapshot = _contained(
             run,
             "estimate",
@@ -140,11 +145,9 @@ class RevisionPipeline:
             lambda: with_estimate(snapshot, run.store.blob, self.memo),
             snapshot,
         )
-        parent = commit.parents[0] if commit.parents else None
-        base = parent if parent in known else None
         if listed and base is not None:
             snapshot = self._reconstructions(run, snapshot, base, failed, held)
-        snapshot, found = self._compare(run, snapshot, base, listed, failed, held)
+        snapshot, found = self._compare(run, snapshot, base, listed, failed, held, base_files)
         snapshot = with_identity(run, snapshot)  # another repo under the name: its first one
         lineage = LineageResult((), ())
         if listed:  # without its files a revision would seem to match nothing
@@ -191,15 +194,22 @@ class RevisionPipeline:
         return _contained(run, "xet", failed, fetch, snapshot)
 
     def _read(
-        self, run: PollRun, commit: CommitInfo, failed: list[str], held: LastStored
+        self,
+        run: PollRun,
+        commit: CommitInfo,
+        failed: list[str],
+        held: LastStored,
+        base: CommitSha | None,
+        base_files: Callable[[], list[StoredFile]],
     ) -> tuple[Snapshot, bool]:
         """The snapshot, and whether its files could be listed; when reading it failed, the
         commit with the files listed (if they were). What the `held` revision read is not
-        looked up in the store."""
+        looked up in the store. The files: `base`'s with the changes since, where the source
+        compares revisions (tracker/listing.py)."""
         repo, what = run.repo, f"{run.repo.repo_id}@{commit.sha[:12]}"
         with run.source.reading(repo, commit.sha):  # one git process for all of it, say
             try:
-                files = run.retry.call(lambda: run.source.list_files(repo, commit.sha), what)
+                files = revision_files(run, commit.sha, base, base_files)
             except Exception as exc:
                 _gated(run, exc)
                 return bare_snapshot(commit, _failed(run, "file list", exc, failed, [])), False
@@ -221,15 +231,14 @@ class RevisionPipeline:
         listed: bool,
         failed: list[str],
         held: LastStored,
+        files_of_base: Callable[[], list[StoredFile]],
     ) -> tuple[Snapshot, Partial]:
         """The snapshot's changes against `base`, and what it could not read that `base` could
         (with the steps that `failed` on it). Without its file list a revision is not diffed:
         every file would seem removed. `held`: the revision stored last, read from memory when
-        it is `base`."""
+        it is `base`; `files_of_base` reads its files once for every step."""
         repo_id = run.repo.repo_id
         unchanged = replace(snapshot, base=base, changes=())
-        # read once for both steps (a failed read is not kept: the second step tries again)
-        files_of_base = cache(lambda: _files_of(run, held, base))
         if listed:
             diff = partial(
                 diff_snapshot,

@@ -12,16 +12,21 @@ from hubwatch.tracker.record import PollRun
 log = structlog.get_logger(__name__)
 
 
-def read_status(run: PollRun, hint: RepoStatus | None) -> RepoStatus | None:
+def read_status(
+    run: PollRun, hint: RepoStatus | None, read: RepoStatus | None = None
+) -> RepoStatus | None:
     """The repo's status, its gating and identity recorded; None once it is deleted, unavailable
     or disabled. A rename is the caller's to follow (tracker/identity.py).
 
     `hint`: the status a change listing just gave, used instead of asking when it names the repo.
+    `read`: the status the source answered a moment ago (a `track`), used alike.
     """
     repo = run.repo
     try:
         if hint is not None and hint.repo_id == repo.repo_id:
             status = hint
+        elif read is not None and read.repo_id == repo.repo_id:
+            status = read
         else:
             status = run.retry.call(lambda: run.source.status(repo), f"{repo.repo_id} status")
     except RepoHidden as exc:
