@@ -22,7 +22,8 @@ from hubwatch.cli import EXIT_UNREACHABLE, app
 from hubwatch.errors import SourceUnavailable, UnexpectedResponse
 from hubwatch.models import CommitSha, RepoRef
 from hubwatch.models.lineage import Derivative, Lineage, LineageStatus, Relation
-from hubwatch.sources.hub import HubSource, derivative_of
+from hubwatch.sources.hub import HubSource
+from hubwatch.sources.hubanswers import derivative_of
 from hubwatch.store.sql import SqlStore
 from tests.support.gitrepo import CommitSpec, make_repo
 from tests.support.hubsim import HubSimulator
