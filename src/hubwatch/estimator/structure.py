@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from enum import StrEnum
+from operator import attrgetter
 
 
 class KvKind(StrEnum):
@@ -110,6 +112,20 @@ class Tower:
             out.extend(layer.params)
         out.extend(self.after)
         return out
+
+
+def numel(tower: Tower) -> int:
+    """Parameters of `tower`: `all_params()` summed, each distinct layer's once, times its
+    repeats (layers alike share one tuple of parameters)."""
+    total = sum(p.numel for p in tower.before) + sum(p.numel for p in tower.after)
+    params = list(map(_PARAMS, tower.layers))
+    repeats = Counter(map(id, params))
+    groups = dict(zip(map(id, params), params, strict=True))
+    layers: int = sum(sum(p.numel for p in groups[at]) * n for at, n in repeats.items())
+    return total + layers
+
+
+_PARAMS = attrgetter("params")
 
 
 LM_HEADS = frozenset({"lm_head", "embed_out", "output"})

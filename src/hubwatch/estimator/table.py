@@ -29,9 +29,10 @@ WORKLOADS = {"full": "full fine-tune", "lora": "LoRA", "qlora": "QLoRA", "servin
 FITS, BORDERLINE, TWO_CARDS, NO_FIT = "fits", "borderline", "2 cards", "does not fit"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Cell:
-    """One workload on one card."""
+    """One workload on one card. Not frozen, though never changed once made (hashable all
+    the same), for the reason `Fit` is not: one per workload and card."""
 
     gpu: str
     verdict: str
