@@ -84,7 +84,7 @@ class _Sums:
     """A workload's bytes on one card, and the running sums of its units: where each two-card
     split puts the bytes. Built once per workload, whichever cards it is fitted on."""
 
-    __slots__ = ("units", "extra", "alone", "whole", "_fixed", "_per", "_layers", "_sides")
+    __slots__ = ("units", "extra", "alone", "whole", "_fixed", "_per", "_layers", "kept")
 
     def __init__(self, memory: Memory) -> None:
         self.units = units = memory.units
@@ -96,13 +96,14 @@ class _Sums:
         self._fixed: list[int] = []
         self._per: list[int] = []
         self._layers: list[int] = []
-        self._sides: dict[int, tuple[int, int, int, int]] = {}
+        self.kept: dict[int, tuple[int, int, int, int]] = {}
+        """`sides(k)` by k, as computed so far."""
 
     def sides(self, k: int) -> tuple[int, int, int, int]:
         """Units[:k] and units[k:] on a card each, slack included: (fixed, per sequence) of
         the first, then of the second; kept, since the binary searches of the cards go
         through the same cuts."""
-        found = self._sides.get(k)
+        found = self.kept.get(k)
         if found is None:
             if not self._fixed:
                 self._fixed = [0, *accumulate(map(_FIXED, self.units))]
@@ -114,7 +115,7 @@ class _Sums:
                 math.ceil(_GROW * (fixed[-1] - fixed[k])),
                 math.ceil(_GROW * (per[-1] - per[k] + extra)),
             )
-            self._sides[k] = found
+            self.kept[k] = found
         return found
 
     def layers(self, k: int) -> int:
@@ -148,18 +149,15 @@ def _split(card: Gpu, sums: _Sums) -> Fit:
         # batch 1: what the search below would find, found without it.
         return Fit(card.name, 2, 0, None, None, sums.whole)
 
-    sides = sums.sides
+    sides, kept = sums.sides, sums.kept
 
     def both(k: int) -> tuple[int, int]:  # units[:k] on one card, units[k:] on the other
-        # `_max_batch(*on_card(...))` of each side, inlined
-        a, pa, b, pb = sides(k)
-        first = (
-            0 if a > capacity else MAX_BATCH if pa <= 0 else min(MAX_BATCH, (capacity - a) // pa)
+        # `_max_batch(*on_card(...))` of each side, inlined: one call per cut tried
+        a, pa, b, pb = kept.get(k) or sides(k)
+        return (
+            0 if a > capacity else MAX_BATCH if pa <= 0 else min(MAX_BATCH, (capacity - a) // pa),
+            0 if b > capacity else MAX_BATCH if pb <= 0 else min(MAX_BATCH, (capacity - b) // pb),
         )
-        second = (
-            0 if b > capacity else MAX_BATCH if pb <= 0 else min(MAX_BATCH, (capacity - b) // pb)
-        )
-        return first, second
 
     # NOTE: min(first, second) peaks where the two cross (fewer sequences fit the first card
     # as k grows, more the second), so a binary search finds the best split in log(layers)
