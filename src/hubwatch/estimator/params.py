@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass
 from operator import attrgetter
 
-from hubwatch.estimator.structure import Model
+from hubwatch.estimator.structure import Model, counted
 
 _PARAMS = attrgetter("params")
 
@@ -38,21 +38,22 @@ def count_params(model: Model) -> ParamCount:
     for tower in model.towers:
         # NOTE: layers alike are one Layer object; count each once, times its repeats.
         params_of = list(map(_PARAMS, tower.layers))
-        repeats: Counter[int] = Counter(map(id, params_of))
-        distinct = dict(zip(map(id, params_of), params_of, strict=True))
+        ids = list(map(id, params_of))
+        distinct = dict(zip(ids, params_of, strict=True))  # in the order they first appear
         groups = [(tower.before, 1), (tower.after, 1)]
-        groups += [(distinct[at], times) for at, times in repeats.items()]
-        name, prefix, counted = tower.name, f"{tower.name}.", 0
+        repeats = counted(ids)
+        groups += [(group, repeats[at]) for at, group in distinct.items()]
+        name, prefix, summed = tower.name, f"{tower.name}.", 0
         for params, times in groups:
             for p in params:
                 n = p.numel * times
-                counted += n
+                summed += n
                 active += (p.numel if p.active is None else p.active) * times
                 by_kind[p.kind] += n
                 by_module[prefix + p.module] += n
         if any(group for group, _ in groups):
-            by_tower[name] += counted  # the tower's parameters, as one entry per tower
-        total += counted
+            by_tower[name] += summed  # the tower's parameters, as one entry per tower
+        total += summed
     embedding = by_kind.get("embedding", 0)
     return ParamCount(
         total=total,

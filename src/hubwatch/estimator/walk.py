@@ -3,10 +3,9 @@ and each parameter group's facts, which serving and every training method read a
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 
-from hubwatch.estimator.structure import Model, Param, Tower
+from hubwatch.estimator.structure import Model, Param, Tower, counted
 
 Fact = tuple[int, bool, bool, int, str]
 """One parameter as the memory terms read it: numel, whether weight quantisation applies to
@@ -72,10 +71,9 @@ class Walk:
         self.before = facts(text.before)
         ids = list(map(id, text.layers))
         by_id = dict(zip(ids, text.layers, strict=True))
-        counts = Counter(ids)  # in the order the layers first appear, as `by_id`
-        at = {key: n for n, key in enumerate(counts)}
-        layers = list(map(by_id.__getitem__, counts))
-        repeats = list(counts.values())
+        at = {key: n for n, key in enumerate(by_id)}  # in the order they first appear
+        layers = list(by_id.values())
+        repeats = list(counted(ids).values())
         index = list(map(at.__getitem__, ids))
         self.layers = tuple((layer, facts(layer.params)) for layer in layers)
         """(layer, facts) of each distinct layer, in the order they first appear."""
