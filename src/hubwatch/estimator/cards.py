@@ -7,6 +7,8 @@ import math
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
+from itertools import accumulate
+from operator import attrgetter, methodcaller
 
 from hubwatch.estimator.config import CannotEstimate
 from hubwatch.estimator.memory import CUDA_CONTEXT, SLACK, Memory, on_card
@@ -53,9 +55,12 @@ def gpu(name: str) -> Gpu:
     raise CannotEstimate(f"unknown GPU {name[:30]!r}; one of {', '.join(g.name for g in gpus())}")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Fit:
-    """The largest batch of one workload on one card, or on two cards split by layers."""
+    """The largest batch of one workload on one card, or on two cards split by layers.
+
+    Not frozen, though never changed once made (hashable all the same): an estimate makes one
+    per workload and card, and a frozen dataclass's `__init__` costs four times a plain one's."""
 
     gpu: str
     cards: int
@@ -72,72 +77,110 @@ class Fit:
 
 def fit(memory: Memory, card: Gpu) -> Fit:
     """Largest batch of `memory`'s workload on `card`; a two-card split when one is too small."""
-    return _fit(memory, card, _Sums(memory))
+    return _fit(card, _Sums(memory))
 
 
 class _Sums:
-    """Running sums of a workload's units: where each two-card split puts the bytes."""
+    """A workload's bytes on one card, and the running sums of its units: where each two-card
+    split puts the bytes. Built once per workload, whichever cards it is fitted on."""
+
+    __slots__ = ("units", "extra", "alone", "whole", "_fixed", "_per", "_layers", "kept")
 
     def __init__(self, memory: Memory) -> None:
-        self.units = memory.units
+        self.units = units = memory.units
         self.extra = memory.extra_per_seq
-        self.fixed = [0]
-        self.per = [0]
-        for u in memory.units:
-            self.fixed.append(self.fixed[-1] + u.fixed)
-            self.per.append(self.per[-1] + u.per_seq)
+        self.alone = on_card(sum(map(_FIXED, units)), sum(map(_PER, units)) + self.extra)
+        """(fixed, per sequence) bytes of the whole workload on one card."""
+        self.whole = sum(self.alone)
+        # NOTE: the running sums are made when a card first needs a split, not before
+        self._fixed: list[int] = []
+        self._per: list[int] = []
+        self._layers: list[int] = []
+        self.kept: dict[int, tuple[int, int, int, int]] = {}
+        """`sides(k)` by k, as computed so far."""
+
+    def sides(self, k: int) -> tuple[int, int, int, int]:
+        """Units[:k] and units[k:] on a card each, slack included: (fixed, per sequence) of
+        the first, then of the second; kept, since the binary searches of the cards go
+        through the same cuts."""
+        found = self.kept.get(k)
+        if found is None:
+            if not self._fixed:
+                self._fixed = [0, *accumulate(map(_FIXED, self.units))]
+                self._per = [0, *accumulate(map(_PER, self.units))]
+            fixed, per, extra = self._fixed, self._per, self.extra
+            found = (
+                math.ceil(_GROW * fixed[k]),
+                math.ceil(_GROW * (per[k] + extra)),
+                math.ceil(_GROW * (fixed[-1] - fixed[k])),
+                math.ceil(_GROW * (per[-1] - per[k] + extra)),
+            )
+            self.kept[k] = found
+        return found
+
+    def layers(self, k: int) -> int:
+        """How many of units[:k] are layers."""
+        if not self._layers:
+            self._layers = [0, *accumulate(map(_IS_LAYER, map(_NAME, self.units)))]
+        return self._layers[k]
 
 
-def _need(fixed: int, per_seq: int) -> int:
-    """Bytes of batch 1 on one card holding units of these sizes."""
-    return sum(on_card(fixed, per_seq))
+_FIXED, _PER, _NAME = attrgetter("fixed"), attrgetter("per_seq"), attrgetter("name")
+_IS_LAYER = methodcaller("startswith", "layer ")
+_GROW = 1 + SLACK
+_ROUNDING = 1024
+"""Bytes more than the float rounding of `_GROW` times any sum of bytes can be off by."""
 
 
-def _fit(memory: Memory, card: Gpu, sums: _Sums) -> Fit:
-    one = _max_batch(*on_card(sums.fixed[-1], sums.per[-1] + sums.extra), card.memory)
-    whole = _need(sums.fixed[-1], sums.per[-1] + sums.extra)
+def _fit(card: Gpu, sums: _Sums) -> Fit:
+    one = _max_batch(*sums.alone, card.memory)
     if one >= 1:
-        return Fit(card.name, 1, one, need=whole)
-    units, fixed, per, extra = sums.units, sums.fixed, sums.per, sums.extra
-    capacity, grow = card.memory - CUDA_CONTEXT, 1 + SLACK
+        return Fit(card.name, 1, one, None, None, sums.whole)
+    return _split(card, sums)
 
-    def fitting(fixed_bytes: int, per_seq: int) -> int:  # _max_batch(*on_card(...)), inlined
-        room = capacity - math.ceil(grow * fixed_bytes)
-        if room < 0:
-            return 0
-        if per_seq <= 0:
-            return MAX_BATCH
-        return min(MAX_BATCH, room // math.ceil(grow * per_seq))
 
-    def first(k: int) -> int:  # units[:k] on one card: fewer sequences fit as k grows
-        return fitting(fixed[k], per[k] + extra)
+def _split(card: Gpu, sums: _Sums) -> Fit:
+    """The best two-card split of a workload one `card` cannot hold at batch 1."""
+    units = sums.units
+    capacity = card.memory - CUDA_CONTEXT
+    if sums.alone[0] - CUDA_CONTEXT > 2 * capacity + _ROUNDING:
+        # NOTE: every cut leaves more than `capacity` bytes fixed on one of the two cards
+        # (the two sides' bytes sum to the whole's, give or take rounding), so no cut holds
+        # batch 1: what the search below would find, found without it.
+        return Fit(card.name, 2, 0, None, None, sums.whole)
 
-    def second(k: int) -> int:  # units[k:] on the other: more fit as k grows
-        return fitting(fixed[-1] - fixed[k], per[-1] - per[k] + extra)
+    sides, kept = sums.sides, sums.kept
 
-    # NOTE: min(first, second) peaks where the two cross, so a binary search finds the best
-    # split in log(layers) steps instead of trying every one.
+    def both(k: int) -> tuple[int, int]:  # units[:k] on one card, units[k:] on the other
+        # `_max_batch(*on_card(...))` of each side, inlined: one call per cut tried
+        a, pa, b, pb = kept.get(k) or sides(k)
+        return (
+            0 if a > capacity else MAX_BATCH if pa <= 0 else min(MAX_BATCH, (capacity - a) // pa),
+            0 if b > capacity else MAX_BATCH if pb <= 0 else min(MAX_BATCH, (capacity - b) // pb),
+        )
+
+    # NOTE: min(first, second) peaks where the two cross (fewer sequences fit the first card
+    # as k grows, more the second), so a binary search finds the best split in log(layers)
+    # steps instead of trying every one.
     lo, hi = 1, len(units) - 1
     while lo < hi:
         mid = (lo + hi) // 2
-        if first(mid) <= second(mid):
+        first, second = both(mid)
+        if first <= second:
             hi = mid
         else:
             lo = mid + 1
     best, cut = 0, 0
     for k in (lo - 1, lo):
-        if 1 <= k < len(units) and (b := min(first(k), second(k))) > best:
+        if 1 <= k < len(units) and (b := min(both(k))) > best:
             best, cut = b, k
     if not cut:
-        return Fit(card.name, 2, 0, need=whole)
+        return Fit(card.name, 2, 0, need=sums.whole)
     where = f"{units[0].name}..{units[cut - 1].name} | {units[cut].name}..{units[-1].name}"
-    layers = sum(1 for u in units[:cut] if u.name.startswith("layer "))
-    total = sum(1 for u in units if u.name.startswith("layer "))
-    need = max(
-        _need(fixed[cut], per[cut] + extra),
-        _need(fixed[-1] - fixed[cut], per[-1] - per[cut] + extra),
-    )
-    return Fit(card.name, 2, best, where, (layers, total - layers), need)
+    layers = sums.layers(cut)
+    a, pa, b, pb = sums.sides(cut)
+    need = CUDA_CONTEXT + max(a + pa, b + pb)
+    return Fit(card.name, 2, best, where, (layers, sums.layers(len(units)) - layers), need)
 
 
 def _max_batch(fixed: int, per_seq: int, capacity: int) -> int:
@@ -151,4 +194,14 @@ def _max_batch(fixed: int, per_seq: int, capacity: int) -> int:
 def fits(memory: Memory) -> list[Fit]:
     """The largest batch on every card of the table."""
     sums = _Sums(memory)
-    return [_fit(memory, card, sums) for card in gpus()]
+    fixed, per = sums.alone
+    out = []
+    for card in gpus():
+        # NOTE: `_fit`'s one-card case, inlined: most workloads fit most cards.
+        if fixed <= card.memory:
+            one = MAX_BATCH if per <= 0 else min(MAX_BATCH, math.floor((card.memory - fixed) / per))
+            if one >= 1:
+                out.append(Fit(card.name, 1, one, None, None, sums.whole))
+                continue
+        out.append(_split(card, sums))
+    return out

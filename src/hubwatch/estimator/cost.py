@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from hubwatch.estimator.cards import Gpu
 from hubwatch.estimator.config import CannotEstimate
@@ -26,6 +27,27 @@ class Cost:
     bound: str
     """compute or memory: which side of the roofline sets the time."""
     assumptions: dict[str, str | int | float]
+
+
+UTILISATION = f"{MFU:.0%} of peak FLOP/s"
+
+
+@lru_cache(maxsize=64)
+def _job(epochs: float, samples: int, tokens_per_sample: int, batch: int) -> str:
+    """The job in words; the same few jobs price every model, each workload of it."""
+    seen = epochs * samples * tokens_per_sample
+    return (
+        f"{epochs:g} epoch(s) x {samples:,} samples x {tokens_per_sample:,} tokens "
+        f"= {seen:,.0f} tokens, batch {batch}"
+    )
+
+
+@lru_cache(maxsize=64)
+def _gpu(gpus: int, card: Gpu) -> str:
+    return (
+        f"{gpus} x {card.name} at ${card.usd_per_hour:.2f}/h ({PRICES_DATED}), "
+        f"{card.tflops:g} TFLOP/s"
+    )
 
 
 def training_cost(
@@ -63,11 +85,9 @@ def training_cost(
         flops=flops,
         bound="compute" if compute_s >= memory_s else "memory",
         assumptions={
-            "job": f"{epochs:g} epoch(s) x {samples:,} samples x {tokens_per_sample:,} tokens "
-            f"= {seen:,.0f} tokens, batch {batch}",
-            "gpu": f"{gpus} x {card.name} at ${card.usd_per_hour:.2f}/h ({PRICES_DATED}), "
-            f"{card.tflops:g} TFLOP/s",
-            "utilisation": f"{MFU:.0%} of peak FLOP/s",
+            "job": _job(epochs, samples, tokens_per_sample, batch),
+            "gpu": _gpu(gpus, card),
+            "utilisation": UTILISATION,
             "flops per token": f"{per_token} x active parameters ({params.active:,})",
         },
     )

@@ -10,6 +10,7 @@ from hubwatch.errors import UnsafeContent
 from hubwatch.estimator.checkpoint import COUNTED_FROM_HEADERS
 from hubwatch.estimator.config import CannotEstimate
 from hubwatch.estimator.memory import Memory, kv_bytes_per_token
+from hubwatch.estimator.params import ParamCount
 from hubwatch.estimator.reconcile import headers_only, reconcile
 from hubwatch.estimator.sizing import DEFAULT_JOB, size
 from hubwatch.estimator.structure import Model
@@ -113,7 +114,7 @@ def _estimate(config: object, headers: Mapping[str, Mapping[str, object]] | None
         architecture=model.architecture,
         exact=model.exact,
         notes=list(model.notes),
-        params=asdict(params),
+        params=_params(params),
         context=model.context,
         kv_bytes_per_token=kv_bytes_per_token(model),
         serving=_memory(serve),
@@ -123,6 +124,19 @@ def _estimate(config: object, headers: Mapping[str, Mapping[str, object]] | None
         computes=_computes(model),
         table=as_json(sized.table) if sized.table else {},
     )
+
+
+def _params(params: ParamCount) -> dict[str, Any]:
+    """`asdict(params)`, field by field: its dicts (of str -> int) copied, nothing deeper."""
+    return {
+        "total": params.total,
+        "active": params.active,
+        "embedding": params.embedding,
+        "non_embedding": params.non_embedding,
+        "by_kind": dict(params.by_kind),
+        "by_tower": dict(params.by_tower),
+        "by_module": dict(params.by_module),
+    }
 
 
 def _computes(model: Model) -> dict[str, Any]:

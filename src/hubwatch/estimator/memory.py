@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from hubwatch.estimator.config import CannotEstimate
 from hubwatch.estimator.structure import KvKind, Layer, Model, Param
+from hubwatch.estimator.walk import Fact, Walk, layer_names, walk
 
 GiB = 1024**3
 CUDA_CONTEXT = GiB // 2
@@ -43,9 +45,13 @@ NF4_SINGLE = 0.5 + 4 / 64
 """bitsandbytes NF4 without double quantisation: 4 bits and an fp32 absmax per 64."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Unit:
-    """A contiguous piece of the model for placement: fixed bytes and bytes per sequence."""
+    """A contiguous piece of the model for placement: fixed bytes and bytes per sequence.
+
+    Not frozen, though never changed once made (hashable all the same): an estimate makes one
+    per layer for each of its workloads, and a frozen dataclass's `__init__`
+    (`object.__setattr__` per field) costs five times a plain one's."""
 
     name: str
     fixed: int
@@ -79,6 +85,16 @@ class Memory:
         return on_card(0, sum(u.per_seq for u in self.units) + self.extra_per_seq)[1]
 
 
+def layer_units(walked: Walk, sizes: Sequence[tuple[int, int]]) -> list[Unit]:
+    """A Unit for each layer of the text tower, "layer 0" on, from the (fixed, per sequence)
+    bytes of each distinct layer (`sizes`, in the order of `walked.layers`)."""
+    fixed = [f for f, _ in sizes]
+    per = [p for _, p in sizes]
+    index = walked.index
+    names = layer_names(len(index))
+    return list(map(Unit, names, map(fixed.__getitem__, index), map(per.__getitem__, index)))
+
+
 OVERHEAD_TOLD = (
     f"CUDA context and workspaces ({CUDA_CONTEXT / GiB:g} GiB) plus {SLACK:.0%} allocator slack"
 )
@@ -101,6 +117,11 @@ def quantised(p: Param) -> bool:
 def _weight_bytes(params: list[Param] | tuple[Param, ...], dtype: str) -> float:
     per = _dtype(dtype)
     return sum(p.numel * (per if quantised(p) else min(per * 4, 2.0)) for p in params)
+
+
+def _bytes(params: tuple[Fact, ...], per: float, other: float) -> float:
+    """`_weight_bytes` from the walk's facts: `per` bytes a quantised weight, `other` else."""
+    return sum(numel * (per if quant else other) for numel, quant, *_ in params)
 
 
 def kv_elems(layer: Layer, context: int) -> int:
@@ -144,27 +165,29 @@ def serving(
     or the model's maximum when shorter, unless told)."""
     context, told = serving_context(model, context)
     kv_per = _dtype(kv_dtype)
+    per = _dtype(dtype)
+    other = min(per * 4, 2.0)
     computes = model.computes
     borrowed = computes.borrowed if computes else ()
-    units: list[Unit] = []
-    text = model.text
-    for tower in model.towers:
-        if tower is text:
-            continue
-        units.append(Unit(tower.name, math.ceil(_weight_bytes(tower.all_params(), dtype)), 0))
+    walked = walk(model)
+    units = [Unit(name, math.ceil(_bytes(params, per, other)), 0) for name, params in walked.others]
     lent = {p.kind: math.ceil(_weight_bytes([p], dtype)) for p in borrowed}
     units.append(
         Unit(
-            "embeddings", math.ceil(_weight_bytes(text.before, dtype)) + lent.get("embedding", 0), 0
+            "embeddings", math.ceil(_bytes(walked.before, per, other)) + lent.get("embedding", 0), 0
         )
     )
-    seen: dict[int, tuple[int, int]] = {}  # layers alike share one Layer: count it once
-    for i, layer in enumerate(text.layers):
-        if id(layer) not in seen:
-            kv = math.ceil(kv_elems(layer, context) * kv_per) if model.caches else 0
-            seen[id(layer)] = (math.ceil(_weight_bytes(layer.params, dtype)), kv)
-        units.append(Unit(f"layer {i}", *seen[id(layer)]))
-    head = math.ceil(_weight_bytes(model.resident_after, dtype)) + lent.get("head", 0)
+    caches = model.caches
+    # layers alike share one Layer: counted once
+    sizes = [
+        (
+            math.ceil(_bytes(params, per, other)),
+            math.ceil(kv_elems(layer, context) * kv_per) if caches else 0,
+        )
+        for layer, params in walked.layers
+    ]
+    units += layer_units(walked, sizes)
+    head = math.ceil(_bytes(walked.after, per, other)) + lent.get("head", 0)
     units.append(Unit("head", head, 0))
     weights = sum(u.fixed for u in units) - sum(lent.values())
     kv_total = batch * sum(u.per_seq for u in units)
@@ -178,10 +201,10 @@ def serving(
         "overhead": OVERHEAD_TOLD,
     }
     if computes is not None:
-        assumptions["computes"] = "; ".join(computes.told)
-    if any(layer.kv is KvKind.LATENT for layer in text.layers):
+        assumptions["computes"] = walked.told or ""
+    if any(layer.kv is KvKind.LATENT for layer, _ in walked.layers):
         assumptions["kv layout"] = "MLA latent (kv_lora_rank + rope dims per layer), as vLLM/SGLang"
-    if any(layer.kv is KvKind.SLIDING for layer in text.layers):
+    if any(layer.kv is KvKind.SLIDING for layer, _ in walked.layers):
         assumptions["sliding window"] = "sliding layers keep only their window"
     parts = {"weights": weights, "kv_cache": kv_total}
     if lent:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass
+from operator import attrgetter
 
-from hubwatch.estimator.structure import Model
+from hubwatch.estimator.structure import Model, counted
+
+_PARAMS = attrgetter("params")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,21 +37,23 @@ def count_params(model: Model) -> ParamCount:
     total = active = 0
     for tower in model.towers:
         # NOTE: layers alike are one Layer object; count each once, times its repeats.
-        repeats: Counter[int] = Counter(id(layer.params) for layer in tower.layers)
+        params_of = list(map(_PARAMS, tower.layers))
+        ids = list(map(id, params_of))
+        distinct = dict(zip(ids, params_of, strict=True))  # in the order they first appear
         groups = [(tower.before, 1), (tower.after, 1)]
-        groups += [
-            (layer.params, repeats.pop(id(layer.params)))
-            for layer in tower.layers
-            if id(layer.params) in repeats
-        ]
+        repeats = counted(ids)
+        groups += [(group, repeats[at]) for at, group in distinct.items()]
+        name, prefix, summed = tower.name, f"{tower.name}.", 0
         for params, times in groups:
             for p in params:
                 n = p.numel * times
-                total += n
-                active += p.active_numel * times
+                summed += n
+                active += (p.numel if p.active is None else p.active) * times
                 by_kind[p.kind] += n
-                by_tower[tower.name] += n
-                by_module[f"{tower.name}.{p.module}"] += n
+                by_module[prefix + p.module] += n
+        if any(group for group, _ in groups):
+            by_tower[name] += summed  # the tower's parameters, as one entry per tower
+        total += summed
     embedding = by_kind.get("embedding", 0)
     return ParamCount(
         total=total,

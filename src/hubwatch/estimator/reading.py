@@ -10,7 +10,7 @@ from hubwatch.estimator.config import MAX_PARAMS, CannotEstimate, Reader
 from hubwatch.estimator.families.refused import NOT_COUNTED
 from hubwatch.estimator.registry import Built, find, model_type_of
 from hubwatch.estimator.semantics import decide
-from hubwatch.estimator.structure import Model
+from hubwatch.estimator.structure import Model, numel
 
 
 def read_model(config: object, headers: Mapping[str, Mapping[str, object]] | None = None) -> Model:
@@ -58,7 +58,7 @@ def _refused(name: str, architecture: str, named: str | None = None) -> CannotEs
 
 
 def _model(family: str, architecture: str, built: Built, exact: bool, reader: Reader) -> Model:
-    total = sum(p.numel for tower in built.towers for p in tower.all_params())
+    total = sum(numel(tower) for tower in built.towers)
     if total > MAX_PARAMS:
         raise CannotEstimate(f"the config describes {total:.3g} parameters, beyond any real model")
     notes = list(built.notes)

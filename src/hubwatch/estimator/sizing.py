@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from hubwatch.estimator.cards import Fit, fits, gpu
 from hubwatch.estimator.cost import Cost, training_cost
@@ -53,6 +54,12 @@ class Sizing:
         return self.costs.get("full")
 
 
+@lru_cache(maxsize=64)
+def _methods(run: Run) -> tuple[Run, Run, Run]:
+    """`run` as a full fine-tune, LoRA and QLoRA: the same few settings size every model."""
+    return tuple(replace(run, method=method) for method in ("full", "lora", "qlora"))  # type: ignore[return-value]
+
+
 def size(
     config: object,
     *,
@@ -84,7 +91,7 @@ def size(
         lora_rank=lora_rank,
     )
     memory = (serving(model, dtype=dtype, context=context, batch=base.batch),) + tuple(
-        training(model, replace(base, method=method)) for method in ("full", "lora", "qlora")
+        training(model, run) for run in _methods(base)
     )
     max_batch = {m.workload: fits(m) for m in memory}
     costs: dict[str, Cost] = {}

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from enum import StrEnum
+from operator import attrgetter
 
 
 class KvKind(StrEnum):
@@ -110,6 +112,31 @@ class Tower:
             out.extend(layer.params)
         out.extend(self.after)
         return out
+
+
+def numel(tower: Tower) -> int:
+    """Parameters of `tower`: `all_params()` summed, each distinct layer's once, times its
+    repeats (layers alike share one tuple of parameters)."""
+    total = sum(p.numel for p in tower.before) + sum(p.numel for p in tower.after)
+    params = list(map(_PARAMS, tower.layers))
+    ids = list(map(id, params))
+    groups = dict(zip(ids, params, strict=True))
+    repeats = counted(ids)
+    layers: int = sum(sum(p.numel for p in group) * repeats[at] for at, group in groups.items())
+    return total + layers
+
+
+def counted(ids: list[int]) -> dict[int, int]:
+    """How often each of `ids` occurs, in the order they first appear."""
+    kinds = dict.fromkeys(ids)
+    if len(kinds) <= 8:
+        # NOTE: a family has a few kinds of layer: counting each in C is quicker than
+        # Counter's set-up, and Counter stays for the rare many
+        return {at: ids.count(at) for at in kinds}
+    return dict(Counter(ids))
+
+
+_PARAMS = attrgetter("params")
 
 
 LM_HEADS = frozenset({"lm_head", "embed_out", "output"})

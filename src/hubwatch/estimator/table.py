@@ -29,9 +29,10 @@ WORKLOADS = {"full": "full fine-tune", "lora": "LoRA", "qlora": "QLoRA", "servin
 FITS, BORDERLINE, TWO_CARDS, NO_FIT = "fits", "borderline", "2 cards", "does not fit"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Cell:
-    """One workload on one card."""
+    """One workload on one card. Not frozen, though never changed once made (hashable all
+    the same), for the reason `Fit` is not: one per workload and card."""
 
     gpu: str
     verdict: str
@@ -47,15 +48,19 @@ class Cell:
     def text(self) -> str:
         """The cell as the table prints it: "2.9 GB · 41", "… · borderline", "… · 2 cards
         (8 layers + 8)", "… · does not fit"; the batch is the largest on the estimate."""
-        gb = f"{self.need / 1e9:.1f} GB"
-        batch = f"{self.max_batch}" if self.max_batch < 65_536 else "≥65536"
-        if self.verdict == FITS:
-            return f"{gb} · {batch}"
-        if self.verdict == BORDERLINE:
-            return f"{gb} · {batch} · borderline"
-        if self.verdict == TWO_CARDS and self.layers:
-            return f"{gb} · {batch} · 2 cards ({self.layers[0]} layers + {self.layers[1]})"
-        return f"{gb} · does not fit"
+        return _text(self, f"{self.need / 1e9:.1f} GB")
+
+
+def _text(cell: Cell, gb: str) -> str:
+    """`cell.text`, its bytes already in words (`gb`)."""
+    batch = f"{cell.max_batch}" if cell.max_batch < 65_536 else "≥65536"
+    if cell.verdict == FITS:
+        return f"{gb} · {batch}"
+    if cell.verdict == BORDERLINE:
+        return f"{gb} · {batch} · borderline"
+    if cell.verdict == TWO_CARDS and cell.layers:
+        return f"{gb} · {batch} · 2 cards ({cell.layers[0]} layers + {cell.layers[1]})"
+    return f"{gb} · does not fit"
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,17 +164,7 @@ def as_json(t: Table) -> dict[str, Any]:
                 "total": r.total,
                 "settings": r.settings,
                 "cost": r.cost,
-                "cells": [
-                    {
-                        "gpu": c.gpu,
-                        "verdict": c.verdict,
-                        "need": c.need,
-                        "max_batch": c.max_batch,
-                        "layers": list(c.layers) if c.layers else None,
-                        "text": c.text,
-                    }
-                    for c in r.cells
-                ],
+                "cells": _cells(r.cells),
             }
             for r in t.rows
         ],
@@ -182,6 +177,29 @@ def as_json(t: Table) -> dict[str, Any]:
         "computes": list(t.computes),
         "job": t.job,
     }
+
+
+def _cells(cells: tuple[Cell, ...]) -> list[dict[str, Any]]:
+    # NOTE: the cards one card holds share a row's bytes at batch 1: each figure put in words
+    # once per row, not once per card.
+    gbs: dict[int, str] = {}
+    out = []
+    for c in cells:
+        gb = gbs.get(c.need)
+        if gb is None:
+            gb = gbs[c.need] = f"{c.need / 1e9:.1f} GB"
+        layers = list(c.layers) if c.layers else None
+        out.append(
+            {
+                "gpu": c.gpu,
+                "verdict": c.verdict,
+                "need": c.need,
+                "max_batch": c.max_batch,
+                "layers": layers,
+                "text": _text(c, gb),
+            }
+        )
+    return out
 
 
 def legend(table: Mapping[str, Any], mark: str = "") -> list[str]:

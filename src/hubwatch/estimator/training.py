@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Literal
 
 from hubwatch.estimator.config import CannotEstimate
@@ -15,10 +15,12 @@ from hubwatch.estimator.memory import (
     OVERHEAD_TOLD,
     Memory,
     Unit,
+    layer_units,
     overhead,
     quantised,
 )
 from hubwatch.estimator.structure import Layer, Model, Param
+from hubwatch.estimator.walk import Fact, walk
 
 Method = Literal["full", "lora", "qlora"]
 Attention = Literal["flash", "sdpa", "eager"]
@@ -149,11 +151,11 @@ class _Resident:
             return 4.0 if self.run.fp32_io else 2.0
         return float(self.weight)
 
-    def fixed(self, params: tuple[Param, ...], times: int = 1) -> int:
-        """Resident bytes of `params`, held `times` over (layers alike), added to the running
-        totals; the bytes of one copy returned."""
+    def fixed(self, params: tuple[Fact, ...], times: int = 1) -> int:
+        """Resident bytes of `params` (the walk's facts), held `times` over (layers alike),
+        added to the running totals; the bytes of one copy returned."""
         before = (self.weights, self.states, self.adapters)
-        total = self._count(params)
+        total = self._full(params) if self.run.method == "full" else self._adapted(params)
         if times > 1:
             self.weights += (self.weights - before[0]) * (times - 1)
             self.states += (self.states - before[1]) * (times - 1)
@@ -169,23 +171,61 @@ class _Resident:
         self.borrowed += total
         return total
 
-    def _count(self, params: tuple[Param, ...]) -> int:
+    def _full(self, params: tuple[Fact, ...]) -> int:
+        weight, state = self.weight, self.state
+        numels = [fact[0] for fact in params]
+        numel = sum(numels)
+        self.weights += weight * numel
+        self.states += (state - weight) * numel
+        if state * numel < _EXACT and min(numels, default=0) >= 0:
+            # NOTE: the float sum of integers is exact below 2**53: the same as the loop
+            return state * numel
         total = 0.0
-        for p in params:
-            if self.run.method == "full":
-                self.weights += self.weight * p.numel
-                self.states += (self.state - self.weight) * p.numel
-                total += self.state * p.numel
-                continue
-            base = self._base(p)
-            self.weights += math.ceil(base * p.numel)
-            total += base * p.numel
-            if _lora_target(p, self.run.lora_targets):
-                extra = self.run.lora_rank * (p.fan_in + p.fan_out) * p.copies
-                self.adapters += extra
-                self.states += ADAPTER_BYTES * extra
-                total += ADAPTER_BYTES * extra
+        for fact in params:
+            total += state * fact[0]
         return math.ceil(total)
+
+    def _adapted(self, params: tuple[Fact, ...]) -> int:
+        run, total = self.run, 0.0
+        if run.method == "lora" and (found := self._lora(params)) is not None:
+            return found
+        frozen = float(self.weight)
+        quant = self.nf4 if run.method == "qlora" else frozen
+        if run.method == "qlora":
+            frozen = 4.0 if run.fp32_io else 2.0
+        targets, rank = run.lora_targets, run.lora_rank
+        weights = adapters = 0
+        for numel, quantised_, target, width, leaf in params:
+            base = quant if quantised_ else frozen
+            weights += math.ceil(base * numel)
+            total += base * numel
+            if target and (targets is None or leaf in targets):
+                extra = rank * width
+                adapters += extra
+                total += ADAPTER_BYTES * extra
+        self.weights += weights
+        self.adapters += adapters
+        self.states += ADAPTER_BYTES * adapters
+        return math.ceil(total)
+
+    def _lora(self, params: tuple[Fact, ...]) -> int | None:
+        """`_adapted` under LoRA in integers: its base bytes per parameter (2 or 4) are whole,
+        so the float sum is of integers, exact below 2**53 (None above: the loop decides)."""
+        run, weight = self.run, self.weight
+        targets = run.lora_targets
+        numels = [fact[0] for fact in params]
+        widths = [f[3] for f in params if f[2] and (targets is None or f[4] in targets)]
+        numel, adapters = sum(numels), run.lora_rank * sum(widths)
+        total = weight * numel + ADAPTER_BYTES * adapters
+        if total >= _EXACT or min(numels, default=0) < 0 or min(widths, default=0) < 0:
+            return None
+        self.weights += weight * numel
+        self.adapters += adapters
+        self.states += ADAPTER_BYTES * adapters
+        return total
+
+
+_EXACT = 2**53
 
 
 def training(model: Model, run: Run | None = None, **settings: object) -> Memory:
@@ -199,7 +239,7 @@ def training(model: Model, run: Run | None = None, **settings: object) -> Memory
     asked = run.seq_len
     if 0 < model.context < run.seq_len:
         # NOTE: a sequence longer than the model's context is never trained on: capped, said so
-        run = replace(run, seq_len=model.context)
+        run = _capped(run, model.context)
     resident = _Resident(run)
     units, largest, kept = _training_units(model, run, resident)
     extra = largest if run.gradient_checkpointing else 0
@@ -212,11 +252,7 @@ def training(model: Model, run: Run | None = None, **settings: object) -> Memory
     if resident.borrowed:
         parts["borrowed_weights"] = resident.borrowed
     if run.method == "qlora":
-        distinct = {id(layer.params): layer.params for layer in model.text.layers}
-        parts["dequantised_layer"] = max(
-            (2 * p.numel for params in distinct.values() for p in params if p.is_linear),
-            default=0,
-        )
+        parts["dequantised_layer"] = 2 * walk(model).largest_linear
         units[0] = Unit(units[0].name, units[0].fixed + parts["dequantised_layer"], 0)
     # NOTE: slack grows with what is resident (measured peaks of 1.3B QLoRA runs were 1.29x
     # under a fixed 1 GiB); the CUDA context is the same for any model.
@@ -227,61 +263,77 @@ def training(model: Model, run: Run | None = None, **settings: object) -> Memory
             f"{run.seq_len} (asked {asked}, capped at the model's context of {model.context:,})"
         )
     if model.computes is not None:
-        assumptions["computes"] = "; ".join(model.computes.told)
+        assumptions["computes"] = walk(model).told or ""
         if not model.logits:
             assumptions["logits"] = "none: no LM head, no logits term"
     total = sum(parts.values())
     return Memory(run.method, total, parts, assumptions, tuple(units), extra, parts["overhead"])
 
 
+@lru_cache(maxsize=64)
+def _capped(run: Run, seq_len: int) -> Run:
+    """`run` at a shorter sequence length (a few settings and contexts recur)."""
+    return replace(run, seq_len=seq_len)
+
+
 def _training_units(model: Model, run: Run, resident: _Resident) -> tuple[list[Unit], int, int]:
     """Placement units of a training step, the largest activations any one layer keeps, and
     the activations all layers keep."""
-    text = model.text
+    walked = walk(model)
     tokens = run.seq_len
     computes = model.computes
     borrowed = computes.borrowed if computes else ()
-    units = [
-        Unit(t.name, resident.fixed(tuple(t.all_params())), 0)
-        for t in model.towers
-        if t is not text
-    ]
+    units = [Unit(name, resident.fixed(params), 0) for name, params in walked.others]
     lent = tuple(p for p in borrowed if p.kind == "embedding")
-    units.append(Unit("embeddings", resident.fixed(text.before) + resident.frozen(lent), 0))
+    units.append(Unit("embeddings", resident.fixed(walked.before) + resident.frozen(lent), 0))
     # NOTE: layers alike are one Layer object: count each once, times its repeats.
-    repeats = Counter(id(layer) for layer in text.layers)
-    per_layer: dict[int, tuple[int, int]] = {}
+    per_layer: list[tuple[int, int]] = []
     largest = total = 0
-    for layer in text.layers:
-        if id(layer) in per_layer:
-            continue
-        act = _activations(layer, run)
+    checkpointed = model.text.hidden * tokens * run.act_bytes
+    for (layer, params), repeats in zip(walked.layers, walked.repeats, strict=True):
+        act = _activations(layer, params, run)
         largest = max(largest, act)
-        kept = text.hidden * tokens * run.act_bytes if run.gradient_checkpointing else act
-        per_layer[id(layer)] = (resident.fixed(layer.params, repeats[id(layer)]), kept)
-        total += kept * repeats[id(layer)]
-    units += [Unit(f"layer {i}", *per_layer[id(layer)]) for i, layer in enumerate(text.layers)]
+        kept = checkpointed if run.gradient_checkpointing else act
+        per_layer.append((resident.fixed(params, repeats), kept))
+        total += kept * repeats
+    units += layer_units(walked, per_layer)
     logits = 10 * tokens * model.logits  # bf16 logits, their fp32 upcast, fp32 gradient
     heads = tuple(p for p in borrowed if p.kind != "embedding")
-    head = resident.fixed(model.resident_after) + resident.frozen(heads)
+    head = resident.fixed(walked.after) + resident.frozen(heads)
     units.append(Unit("head", head, logits))
     return units, largest, total
 
 
-def _activations(layer: Layer, run: Run) -> int:
-    """Bytes of activations one sequence leaves saved in `layer` for the backward pass."""
+def _activations(layer: Layer, params: tuple[Fact, ...], run: Run) -> int:
+    """Bytes of activations one sequence leaves saved in `layer` (its parameters' facts
+    `params`) for the backward pass."""
     tokens = run.seq_len
     act = layer.act_elems_per_token * tokens * run.act_bytes
     if run.method != "full":
-        act += sum(
-            run.lora_rank * tokens * 2 for p in layer.params if _lora_target(p, run.lora_targets)
-        )
+        targets = run.lora_targets
+        adapted = sum(1 for fact in params if fact[2] and (targets is None or fact[4] in targets))
+        act += adapted * (run.lora_rank * tokens * 2)
     if run.attention == "eager":
         act += layer.heads * tokens * tokens * 4  # scores and softmax, bf16
     return act
 
 
 def _training_assumptions(run: Run, adapters: int) -> dict[str, str | int | bool]:
+    assumptions = dict(_told(run))  # a copy: the caller adds to it
+    if run.method != "full":
+        # NOTE: the adapters' count goes in its place, before the base weights
+        base = assumptions.pop("base weights")
+        assumptions["lora"] = (
+            f"{assumptions.pop('lora')}; {adapters:,} adapter parameters in fp32 with AdamW"
+        )
+        assumptions["base weights"] = base
+    return assumptions
+
+
+@lru_cache(maxsize=64)
+def _told(run: Run) -> dict[str, str | int | bool]:
+    """What a training step under `run` assumes, in words (the LoRA line without its count
+    of adapters): the same few settings size every model."""
     assumptions: dict[str, str | int | bool] = {
         "method": run.method,
         "batch": run.batch,
@@ -301,14 +353,10 @@ def _training_assumptions(run: Run, adapters: int) -> dict[str, str | int | bool
             "fp32": "fp32 weights, gradients and AdamW states (16 bytes/param)",
         }[run.precision]
         return assumptions
-    assumptions["lora"] = (
-        f"rank {run.lora_rank} on "
-        + (
-            "every linear layer but the head, routers and routed experts"
-            if run.lora_targets is None
-            else ", ".join(sorted(run.lora_targets))
-        )
-        + f"; {adapters:,} adapter parameters in fp32 with AdamW"
+    assumptions["lora"] = f"rank {run.lora_rank} on " + (
+        "every linear layer but the head, routers and routed experts"
+        if run.lora_targets is None
+        else ", ".join(sorted(run.lora_targets))
     )
     if run.method == "qlora":
         assumptions["base weights"] = (

@@ -229,14 +229,20 @@ def deepseek_v3(r: Reader, architecture: str) -> Built:
         linear("mlp.up_proj", hidden, inter, bias=False, kind="mlp"),
         linear("mlp.down_proj", inter, hidden, bias=False, kind="mlp"),
     ]
+    # NOTE: one Layer per kind (dense, sparse), shared by every layer alike, as decoder.py
+    # does: what is computed per layer downstream is then computed once per kind.
+    made: dict[bool, Layer] = {}
     out: list[Layer] = []
     for i in range(layers):
         sparse = i in moe.sparse
-        params = attention + (moe.params(hidden) if sparse else dense)
-        act = mla.act(hidden, heads) + 2 * hidden
-        act += moe.act(hidden) if sparse else 4 * inter
-        params.append(plain("layernorms", 2 * hidden, "norm"))
-        out.append(Layer(tuple(params), KvKind.LATENT, mla.kv_rank + mla.rope, None, act, heads))
+        if sparse not in made:
+            params = attention + (moe.params(hidden) if sparse else dense)
+            act = mla.act(hidden, heads) + 2 * hidden
+            act += moe.act(hidden) if sparse else 4 * inter
+            params.append(plain("layernorms", 2 * hidden, "norm"))
+            kv = mla.kv_rank + mla.rope
+            made[sparse] = Layer(tuple(params), KvKind.LATENT, kv, None, act, heads)
+        out.append(made[sparse])
     after = [plain("norm", hidden, "norm")]
     if not tied:
         after.append(linear("lm_head", hidden, vocab, bias=False, kind="head"))

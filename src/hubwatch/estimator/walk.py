@@ -1,0 +1,117 @@
+"""A model's structure walked once for all of its workloads: its distinct layers, their repeats
+and each parameter group's facts, which serving and every training method read again."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hubwatch.estimator.structure import Model, Param, Tower, counted
+
+Fact = tuple[int, bool, bool, int, str]
+"""One parameter as the memory terms read it: numel, whether weight quantisation applies to
+it, whether LoRA adapts it when every linear layer is targeted, its adapter width per rank
+((fan_in + fan_out) x copies), and its module's last name (what named targets match)."""
+
+_HELD_APART = frozenset({"head", "router", "experts", "embedding", "conv"})
+"""Kinds LoRA never adapts, and (the first two and embeddings) weight quantisation skips."""
+
+
+def facts(params: Sequence[Param]) -> tuple[Fact, ...]:
+    """Each parameter's `Fact`, in order (the order the memory terms add them in)."""
+    out = []
+    for p in params:
+        linear = p.fan_in > 0
+        out.append(
+            (
+                p.numel,
+                linear and p.kind not in ("head", "embedding"),  # memory.quantised
+                linear and p.kind not in _HELD_APART,  # training._lora_target, all-linear
+                (p.fan_in + p.fan_out) * p.copies,
+                p.module.rsplit(".", 1)[-1],
+            )
+        )
+    return tuple(out)
+
+
+def _tower(tower: Tower) -> tuple[Fact, ...]:
+    """The facts of `tower.all_params()`, each distinct layer's made once."""
+    made: dict[int, tuple[Fact, ...]] = {}
+    out = facts(tower.before)
+    for layer in tower.layers:
+        found = made.get(id(layer.params))
+        if found is None:
+            found = made[id(layer.params)] = facts(layer.params)
+        out += found
+    return out + facts(tower.after)
+
+
+class Walk:
+    """What every workload of one model reads: the towers beside the text tower, the text
+    tower's distinct layers (layers alike are one Layer object) with their repeats and where
+    each stands, and the facts of each parameter group."""
+
+    __slots__ = (
+        "model",
+        "others",
+        "before",
+        "layers",
+        "repeats",
+        "index",
+        "after",
+        "after_params",
+        "largest_linear",
+        "told",
+    )
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        text = model.text
+        self.others = tuple((t.name, _tower(t)) for t in model.towers if t is not text)
+        """(name, facts) of each tower but the text one, in order."""
+        self.before = facts(text.before)
+        ids = list(map(id, text.layers))
+        by_id = dict(zip(ids, text.layers, strict=True))
+        at = {key: n for n, key in enumerate(by_id)}  # in the order they first appear
+        layers = list(by_id.values())
+        repeats = list(counted(ids).values())
+        index = list(map(at.__getitem__, ids))
+        self.layers = tuple((layer, facts(layer.params)) for layer in layers)
+        """(layer, facts) of each distinct layer, in the order they first appear."""
+        self.repeats = tuple(repeats)
+        self.index = tuple(index)
+        """For each layer of the text tower, its distinct layer's place in `layers`."""
+        self.after_params = model.resident_after
+        self.after = facts(self.after_params)
+        distinct = {id(layer.params): layer.params for layer in layers}
+        self.largest_linear = max(
+            (p.numel for params in distinct.values() for p in params if p.is_linear), default=0
+        )
+        """The largest linear module of any layer (QLoRA dequantises one at a time)."""
+        computes = model.computes
+        self.told = None if computes is None else "; ".join(computes.told)
+        """What the model computes, in words, as every workload's assumptions say it."""
+
+
+_last: tuple[Model, Walk] | None = None
+
+
+def walk(model: Model) -> Walk:
+    """`model`'s walk; the last one is kept, since a sizing reads one model for every
+    workload in a row (by identity: a Model is frozen, and the one kept is held)."""
+    global _last
+    last = _last
+    if last is not None and last[0] is model:
+        return last[1]
+    found = Walk(model)
+    _last = (model, found)
+    return found
+
+
+_NAMES: list[str] = []
+
+
+def layer_names(n: int) -> list[str]:
+    """ "layer 0" … "layer n-1", made once for every model."""
+    if len(_NAMES) < n:
+        _NAMES.extend(f"layer {i}" for i in range(len(_NAMES), n))
+    return _NAMES[:n]
