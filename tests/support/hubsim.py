@@ -727,21 +727,33 @@ class HubSimulator:
             return Reply(504, {"Content-Type": "text/html"}, _GATEWAY_TIMEOUT)
         author, search = request.arg("author"), request.arg("search").lower()
         filters = request.query.get("filter", [])  # repeatable: every one must match
-        rows = []
+        heads: dict[tuple[int, str], str | None] = {}  # each git dir's branch, read once
+        found: list[tuple[str, _RepoState, str]] = []
         for repo_id, state in list(self._repos.items()):
             if state.deleted or (state.private and not request.authorized):
                 continue
             if (author and repo_id.split("/")[0] != author) or search not in repo_id.lower():
                 continue
-            sha = state.reader.resolve(state.default_branch)
-            if sha is None:
-                continue
-            info = self._model_info(repo_id, state, sha, _NO_ARGS)
-            if matches(info, filters):
-                rows.append(info)
+            key = (id(state.reader), state.default_branch)
+            if key not in heads:
+                heads[key] = state.reader.resolve(state.default_branch)
+            sha = heads[key]
+            if sha is not None:
+                # fixes its creation time when first listed, as building its info would
+                self.identities.created_at(repo_id, state.reader.snapshot(sha).created)
+                found.append((repo_id, state, sha))
         sort = request.arg("sort")
+        if filters:  # a filter needs each repo's whole info: build them all
+            infos = (self._model_info(r, state, sha, _NO_ARGS) for r, state, sha in found)
+            built = [info for info in infos if matches(info, filters)]
+            found = [(info["id"], self._repos[info["id"]], info["sha"]) for info in built]
         if sort in ("lastModified", "createdAt", "id", "likes", "downloads"):
-            rows.sort(key=lambda row: row[sort], reverse=request.arg("direction", "-1") != "1")
+            # NOTE: sorted on the one field, computed alone; the whole info is built only for
+            # the page sent, so a page stays cheap with 100,000 repos listed (bench/scale.py).
+            found.sort(
+                key=lambda row: self._sort_value(*row, sort),
+                reverse=request.arg("direction", "-1") != "1",
+            )
         # The Hub lists a short summary, plus the field sorted on (huggingface_hub#2460), plus
         # whatever `full` or `expand` asks for.
         keys = {*_LIST_KEYS.split(), sort}
@@ -750,9 +762,40 @@ class HubSimulator:
         expand = request.query.get("expand", []) + request.query.get("expand[]", [])
         if expand:
             keys = {"_id", "id", *expand}
+
+        def item(row: tuple[str, _RepoState, str]) -> dict[str, Any]:
+            info = self._model_info(*row, _NO_ARGS)
+            return {k: v for k, v in info.items() if k in keys and v is not None}
+
         size = min(int_arg(request, "limit") or self.page_size_models, self.page_size_models)
-        items = [{k: v for k, v in r.items() if k in keys and v is not None} for r in rows]
-        return page(self.url, request, items, size)
+        return page(self.url, request, _Lazy(found, item), size)
+
+    def _sort_value(self, repo_id: str, state: _RepoState, sha: str, sort: str) -> Any:
+        """`_model_info(...)[sort]`, without building the rest of the info."""
+        if sort in ("likes", "downloads"):
+            return 0
+        if sort == "id":
+            return repo_id
+        snap = state.reader.snapshot(sha)
+        if sort == "lastModified":
+            return iso(state.touched or snap.committed)
+        return iso(self.identities.created_at(repo_id, snap.created))
+
+
+class _Lazy(Sequence[dict[str, Any]]):
+    """Listing items built only when a page slices them out."""
+
+    def __init__(self, rows: list[Any], build: Any) -> None:
+        self._rows = rows
+        self._build = build
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self._build(row) for row in self._rows[index]]
+        return self._build(self._rows[index])
 
 
 COMMITS_PAGE = 50

@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -219,7 +219,7 @@ def cursor_offset(request: Request) -> int:
         raise HubError(400, "Invalid cursor") from None
 
 
-def page(base_url: str, request: Request, items: list[Any], size: int) -> Reply:
+def page(base_url: str, request: Request, items: Sequence[Any], size: int) -> Reply:
     """One page of `items`, linking to the next with an opaque `cursor` like the Hub does."""
     offset = cursor_offset(request)
     reply = json_reply(items[offset : offset + size])
