@@ -57,8 +57,8 @@ from bench import scale_store as db
 from bench.scale_report import WINDOW_S, Run, growth, report
 
 from hubwatch.logging import configure_logging
-from hubwatch.settings import Settings
 from hubwatch.models import RepoRef, SourceKind
+from hubwatch.settings import Settings
 from hubwatch.sources.hub import HubSource
 from hubwatch.store.sql import SqlStore
 from hubwatch.store.sql.tally import BLOCK
