@@ -137,7 +137,10 @@ def test_a_section_rewritten_is_written_back_to_the_same_bytes(
     kept, rewritten = split_tokenizer_json(ours(doc)), split_tokenizer_json(python(doc))
     assert kept is not None and rewritten is not None
     if kept.raw[key] == rewritten.raw[key]:
-        pytest.skip("json.dump wrote the same bytes")
+        # json.dump wrote the very bytes `tokenizers` writes: nothing to rewrite, and the
+        # sections compare equal as they are.
+        assert rewritten_side(kept.raw[key], rewritten.raw[key]) is None
+        return
     side = rewritten_side(kept.raw[key], rewritten.raw[key])
     assert side == 1 and rewritten_side(rewritten.raw[key], kept.raw[key]) == 0
     assert relaid(rewritten.load(key), kept.raw[key]) == kept.raw[key]

@@ -188,16 +188,7 @@ def hub_hooks_router(
             metrics.HUB_WEBHOOKS.labels("refused").inc()
             raise HTTPException(401, "missing or wrong X-Webhook-Secret")
         cap.arrived()  # the Hub counts every delivery against the day's cap, ignored ones too
-        raw = await request.body()
-        if len(raw) > MAX_BODY:
-            raise HTTPException(413, "payload too large for a Hub webhook")
-        try:
-            payload = loads_bounded(raw)
-        except UnsafeContent:
-            raise HTTPException(400, "payload is not JSON") from None
-        repo = payload.get("repo") if isinstance(payload, dict) else None
-        if not isinstance(repo, dict) or not isinstance(repo.get("name"), str):
-            raise HTTPException(400, "payload has no repo.name")
+        payload, repo = await _read_payload(request)
         if repo.get("type", "model") != "model":
             metrics.HUB_WEBHOOKS.labels("ignored").inc()
             return {
@@ -229,6 +220,21 @@ def hub_hooks_router(
         return {"status": "polling", "repo": repo_id}
 
     return router
+
+
+async def _read_payload(request: Request) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The payload and its `repo` object, or the 4xx that says what is wrong with them."""
+    raw = await request.body()
+    if len(raw) > MAX_BODY:
+        raise HTTPException(413, "payload too large for a Hub webhook")
+    try:
+        payload = loads_bounded(raw)
+    except UnsafeContent:
+        raise HTTPException(400, "payload is not JSON") from None
+    repo = payload.get("repo") if isinstance(payload, dict) else None
+    if not isinstance(repo, dict) or not isinstance(repo.get("name"), str):
+        raise HTTPException(400, "payload has no repo.name")
+    return payload, repo
 
 
 async def _other_scope(repo_id: str, push: HubPush, record: Record | None) -> dict[str, Any]:
