@@ -29,7 +29,7 @@ VERIFY_API = 1
 FIRST_POLL_WEIGHT = 4
 """A first poll (a repo registered in bulk, never polled) reads its history and tree: counted as
 this many verifications."""
-MIN_PLAN_S = 60.0
+MIN_PLAN_S = 10.0
 """Shortest time a cycle's budget is planned for: a very short interval (tests, a lab set-up)
 still checks a few repos a cycle; the pacer keeps any excess inside the quota."""
 
