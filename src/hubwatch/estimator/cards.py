@@ -143,10 +143,12 @@ def _split(card: Gpu, sums: _Sums) -> Fit:
     """The best two-card split of a workload one `card` cannot hold at batch 1."""
     units = sums.units
     capacity = card.memory - CUDA_CONTEXT
-    if sums.alone[0] - CUDA_CONTEXT > 2 * capacity + _ROUNDING:
-        # NOTE: every cut leaves more than `capacity` bytes fixed on one of the two cards
-        # (the two sides' bytes sum to the whole's, give or take rounding), so no cut holds
-        # batch 1: what the search below would find, found without it.
+    if sums.whole - CUDA_CONTEXT > 2 * capacity + _ROUNDING:
+        # NOTE: a card holds its side at batch 1 only if the side's fixed and per-sequence
+        # bytes are at most `capacity`; the two sides' bytes sum to at least the whole's
+        # (each side's holds the per-sequence extra, and the sums' rounding is within
+        # `_ROUNDING`), so here every cut leaves more than `capacity` on one card and no cut
+        # holds batch 1: what the search below would find, found without it.
         return Fit(card.name, 2, 0, None, None, sums.whole)
 
     sides, kept = sums.sides, sums.kept

@@ -46,11 +46,16 @@ class Reader:
         self.where = where
         self.defaulted: list[str] = [] if defaulted is None else defaulted
         """Keys taken from the family's defaults, shared with nested readers."""
+        self._marked: set[str] = set()
+        """This reader's keys already in `defaulted` (a config's defaults are read many
+        times, and the list is searched from its start)."""
 
     def _get(self, keys: tuple[str, ...], default: object) -> tuple[str, object]:
+        raw = self.raw
         for key in keys:
-            if key in self.raw and self.raw[key] is not None:
-                return key, self.raw[key]
+            value = raw.get(key)
+            if value is not None:
+                return key, value
         for key in keys:
             if key in self.defaults:
                 self._defaulted(key)
@@ -62,6 +67,9 @@ class Reader:
         raise CannotEstimate(f"{self.where} lacks {keys[0]!r} and its family has no default")
 
     def _defaulted(self, key: str) -> None:
+        if key in self._marked:
+            return
+        self._marked.add(key)
         if f"{self.where}.{key}" not in self.defaulted:
             self.defaulted.append(f"{self.where}.{key}")
 
@@ -70,6 +78,8 @@ class Reader:
     ) -> int:
         """A positive (or >= minimum) integer under the first of `keys` present."""
         key, value = self._get(keys, default)
+        if type(value) is int and minimum <= value <= LIMITS[limit]:
+            return value  # the common case, all checks below passed at once
         if value is None:
             raise CannotEstimate(f"{self.where} lacks {keys[0]!r} and its family has no default")
         if isinstance(value, bool) or not isinstance(value, int):

@@ -124,6 +124,17 @@ def _bytes(params: tuple[Fact, ...], per: float, other: float) -> float:
     return sum(numel * (per if quant else other) for numel, quant, *_ in params)
 
 
+def _weights(walked: Walk, params: tuple[Fact, ...], per: float, other: float) -> int:
+    """`math.ceil(_bytes(params, per, other))`, from the walk's totals when both byte counts
+    are whole: then every term and partial sum of `_bytes` is an integer below 2**53, exact,
+    and so is this product of the totals."""
+    if per.is_integer() and other.is_integer():
+        total, quantised, least, _, _ = walked.totals(params)
+        if least >= 0 and max(per, other) * total < 2**53:
+            return math.ceil(per * quantised + other * (total - quantised))
+    return math.ceil(_bytes(params, per, other))
+
+
 def kv_elems(layer: Layer, context: int) -> int:
     """Cached elements for one sequence of `context` tokens in this layer."""
     if layer.kv is KvKind.NONE:
@@ -170,24 +181,24 @@ def serving(
     computes = model.computes
     borrowed = computes.borrowed if computes else ()
     walked = walk(model)
-    units = [Unit(name, math.ceil(_bytes(params, per, other)), 0) for name, params in walked.others]
+    units = [Unit(name, _weights(walked, params, per, other), 0) for name, params in walked.others]
     lent = {p.kind: math.ceil(_weight_bytes([p], dtype)) for p in borrowed}
     units.append(
         Unit(
-            "embeddings", math.ceil(_bytes(walked.before, per, other)) + lent.get("embedding", 0), 0
+            "embeddings", _weights(walked, walked.before, per, other) + lent.get("embedding", 0), 0
         )
     )
     caches = model.caches
     # layers alike share one Layer: counted once
     sizes = [
         (
-            math.ceil(_bytes(params, per, other)),
+            _weights(walked, params, per, other),
             math.ceil(kv_elems(layer, context) * kv_per) if caches else 0,
         )
         for layer, params in walked.layers
     ]
     units += layer_units(walked, sizes)
-    head = math.ceil(_bytes(walked.after, per, other)) + lent.get("head", 0)
+    head = _weights(walked, walked.after, per, other) + lent.get("head", 0)
     units.append(Unit("head", head, 0))
     weights = sum(u.fixed for u in units) - sum(lent.values())
     kv_total = batch * sum(u.per_seq for u in units)

@@ -50,6 +50,9 @@ class Family:
 
 
 _FAMILIES: dict[str, Family] = {}
+_BY_ARCHITECTURE: dict[str, Family] = {}
+"""The architectures of the families found by architecture alone (no two families share one:
+`register` refuses it), so that `find` need not go through every family."""
 
 
 def register(family: Family) -> None:
@@ -60,11 +63,17 @@ def register(family: Family) -> None:
         if taken := set(family.architectures) & set(other.architectures):
             raise ValueError(f"{sorted(taken)} already answer to family {other.model_type!r}")
     _FAMILIES[family.model_type] = family
+    if family.by_architecture:
+        _BY_ARCHITECTURE.update(dict.fromkeys(family.architectures, family))
 
 
 def unregister(model_type: str) -> Family:
     """Stop counting `model_type` with its family; the family removed."""
-    return _FAMILIES.pop(model_type)
+    family = _FAMILIES.pop(model_type)
+    for architecture in family.architectures:
+        if _BY_ARCHITECTURE.get(architecture) is family:
+            del _BY_ARCHITECTURE[architecture]
+    return family
 
 
 def families() -> Mapping[str, Family]:
@@ -82,8 +91,8 @@ def model_type_of(architecture: str) -> str:
 
 def find(model_type: str, architecture: str = "") -> Family | None:
     """The family that counts a config stating `model_type` and `architectures[0]`."""
-    for family in _FAMILIES.values():
-        if family.by_architecture and architecture in family.architectures:
-            return family
+    family = _BY_ARCHITECTURE.get(architecture)
+    if family is not None:
+        return family
     found = _FAMILIES.get(model_type)
     return None if found is None or found.by_architecture else found

@@ -121,7 +121,7 @@ def table(
         m = by.get(workload)
         if m is None:
             continue
-        cells = tuple(verdict(m, f, c) for f, c in zip(max_batch[workload], cards, strict=True))
+        cells = _row(max_batch[workload], cards)
         cost = (costs or {}).get(workload)
         priced = f"{cost.hours:,.2f} h, ${cost.usd:,.2f}" if cost else None
         rows.append(Row(workload, name, m.total, _settings(m), cells, priced))
@@ -142,6 +142,22 @@ def table(
         computes,
         None if job is None else f"{job.assumptions['job']} on {job.assumptions['gpu']}",
     )
+
+
+def _row(fits: Sequence[Fit], cards: tuple[Gpu, ...]) -> tuple[Cell, ...]:
+    """`verdict` of each fit on its card, inlined: one call per cell was most of the table's
+    time."""
+    out = []
+    for fit, card in zip(fits, cards, strict=True):
+        batch, need = fit.max_batch, fit.need
+        if batch < 1:
+            out.append(Cell(card.name, NO_FIT, need, 0))
+        elif fit.cards == 2:
+            out.append(Cell(card.name, TWO_CARDS, need, batch, fit.layers))
+        else:
+            safe = need * CONSERVATIVE <= card.memory
+            out.append(Cell(card.name, FITS if safe else BORDERLINE, need, batch))
+    return tuple(out)
 
 
 def _settings(m: Memory) -> str:
@@ -181,22 +197,32 @@ def as_json(t: Table) -> dict[str, Any]:
 
 def _cells(cells: tuple[Cell, ...]) -> list[dict[str, Any]]:
     # NOTE: the cards one card holds share a row's bytes at batch 1: each figure put in words
-    # once per row, not once per card.
+    # once per row, not once per card; `_text` inlined (one call per cell was a tenth of the
+    # whole estimate).
     gbs: dict[int, str] = {}
     out = []
     for c in cells:
-        gb = gbs.get(c.need)
+        need, verdict, max_batch, layers = c.need, c.verdict, c.max_batch, c.layers
+        gb = gbs.get(need)
         if gb is None:
-            gb = gbs[c.need] = f"{c.need / 1e9:.1f} GB"
-        layers = list(c.layers) if c.layers else None
+            gb = gbs[need] = f"{need / 1e9:.1f} GB"
+        batch = f"{max_batch}" if max_batch < 65_536 else "≥65536"
+        if verdict == FITS:
+            text = f"{gb} · {batch}"
+        elif verdict == BORDERLINE:
+            text = f"{gb} · {batch} · borderline"
+        elif verdict == TWO_CARDS and layers:
+            text = f"{gb} · {batch} · 2 cards ({layers[0]} layers + {layers[1]})"
+        else:
+            text = f"{gb} · does not fit"
         out.append(
             {
                 "gpu": c.gpu,
-                "verdict": c.verdict,
-                "need": c.need,
-                "max_batch": c.max_batch,
-                "layers": layers,
-                "text": _text(c, gb),
+                "verdict": verdict,
+                "need": need,
+                "max_batch": max_batch,
+                "layers": list(layers) if layers else None,
+                "text": text,
             }
         )
     return out

@@ -20,7 +20,7 @@ from hubwatch.estimator.memory import (
     quantised,
 )
 from hubwatch.estimator.structure import Layer, Model, Param
-from hubwatch.estimator.walk import Fact, walk
+from hubwatch.estimator.walk import Fact, Walk, walk
 
 Method = Literal["full", "lora", "qlora"]
 Attention = Literal["flash", "sdpa", "eager"]
@@ -129,8 +129,9 @@ class Run:
 class _Resident:
     """Bytes that stay on the card through a training step, summed unit by unit."""
 
-    def __init__(self, run: Run) -> None:
+    def __init__(self, run: Run, walked: Walk) -> None:
         self.run = run
+        self.walked = walked
         # Bytes per trainable parameter: weights + gradients + AdamW m and v (+ fp32 master copy).
         self.state = {"mixed": 16, "bf16": 8, "fp32": 16}[run.precision]
         self.weight = 4 if run.precision == "fp32" else 2
@@ -173,11 +174,10 @@ class _Resident:
 
     def _full(self, params: tuple[Fact, ...]) -> int:
         weight, state = self.weight, self.state
-        numels = [fact[0] for fact in params]
-        numel = sum(numels)
+        numel, _, least, _, _ = self.walked.totals(params)
         self.weights += weight * numel
         self.states += (state - weight) * numel
-        if state * numel < _EXACT and min(numels, default=0) >= 0:
+        if state * numel < _EXACT and least >= 0:
             # NOTE: the float sum of integers is exact below 2**53: the same as the loop
             return state * numel
         total = 0.0
@@ -213,11 +213,13 @@ class _Resident:
         so the float sum is of integers, exact below 2**53 (None above: the loop decides)."""
         run, weight = self.run, self.weight
         targets = run.lora_targets
-        numels = [fact[0] for fact in params]
-        widths = [f[3] for f in params if f[2] and (targets is None or f[4] in targets)]
-        numel, adapters = sum(numels), run.lora_rank * sum(widths)
+        numel, _, least, width, narrowest = self.walked.totals(params)
+        if targets is not None:
+            widths = [f[3] for f in params if f[2] and f[4] in targets]
+            width, narrowest = sum(widths), min(widths, default=0)
+        adapters = run.lora_rank * width
         total = weight * numel + ADAPTER_BYTES * adapters
-        if total >= _EXACT or min(numels, default=0) < 0 or min(widths, default=0) < 0:
+        if total >= _EXACT or least < 0 or narrowest < 0:
             return None
         self.weights += weight * numel
         self.adapters += adapters
@@ -240,7 +242,7 @@ def training(model: Model, run: Run | None = None, **settings: object) -> Memory
     if 0 < model.context < run.seq_len:
         # NOTE: a sequence longer than the model's context is never trained on: capped, said so
         run = _capped(run, model.context)
-    resident = _Resident(run)
+    resident = _Resident(run, walk(model))
     units, largest, kept = _training_units(model, run, resident)
     extra = largest if run.gradient_checkpointing else 0
     parts = {

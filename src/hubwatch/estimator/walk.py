@@ -15,6 +15,11 @@ it, whether LoRA adapts it when every linear layer is targeted, its adapter widt
 _HELD_APART = frozenset({"head", "router", "experts", "embedding", "conv"})
 """Kinds LoRA never adapts, and (the first two and embeddings) weight quantisation skips."""
 
+Totals = tuple[int, int, int, int, int]
+"""Of one group of facts: the numels summed, the quantised ones' numels summed, the least
+numel, the adapter widths of the all-linear LoRA targets summed, and the least of those (0
+for an empty group)."""
+
 
 def facts(params: Sequence[Param]) -> tuple[Fact, ...]:
     """Each parameter's `Fact`, in order (the order the memory terms add them in)."""
@@ -61,6 +66,7 @@ class Walk:
         "after_params",
         "largest_linear",
         "told",
+        "_totals",
     )
 
     def __init__(self, model: Model) -> None:
@@ -90,6 +96,19 @@ class Walk:
         computes = model.computes
         self.told = None if computes is None else "; ".join(computes.told)
         """What the model computes, in words, as every workload's assumptions say it."""
+        self._totals: dict[int, tuple[tuple[Fact, ...], Totals]] = {}
+
+    def totals(self, params: tuple[Fact, ...]) -> Totals:
+        """`Totals` of one of this walk's groups of facts, made once for all the workloads
+        (kept by the group's identity, the group held beside)."""
+        found = self._totals.get(id(params))
+        if found is None or found[0] is not params:
+            numels = [fact[0] for fact in params]
+            widths = [fact[3] for fact in params if fact[2]]
+            quantised = sum(fact[0] for fact in params if fact[1])
+            made = (sum(numels), quantised, min(numels, default=0), sum(widths))
+            found = self._totals[id(params)] = (params, made + (min(widths, default=0),))
+        return found[1]
 
 
 _last: tuple[Model, Walk] | None = None
