@@ -42,4 +42,3 @@ def test_the_cap_is_counted_per_day_and_its_end_logged_once() -> None:
     assert cap.count() == 0 and not cap.spent()
     cap.arrived()
     assert cap.count() == 1
-
