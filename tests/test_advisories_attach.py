@@ -6,9 +6,11 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from structlog.testing import capture_logs
 from typer.testing import CliRunner
 
+from hubwatch.advisories import attach
 from hubwatch.advisories.attach import AdvisoryAttacher, StoreChangeFeed
 from hubwatch.advisories.offline import OfflineOsvService
 from hubwatch.advisories.osv import OsvService
@@ -204,3 +206,23 @@ def test_detected_changes_are_published_as_osv_records(store: SqlStore, tmp_path
     assert pickle[0]["affected"][0]["ranges"][0]["events"][0] == {"introduced": shas[1]}
     again = publish(StoreChangeFeed(store, "https://hub.example").changes(), store)
     assert [r["id"] for r in again] == [r["id"] for r in records]  # stable across reruns
+
+
+def test_recheck_reads_the_repos_a_page_at_a_time(
+    store: SqlStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every revision of every repo is checked once, however the repos fall into pages."""
+    repo, shas = upstream(tmp_path)
+    database = tmp_path / "osv" / "PyPI"
+    database.mkdir(parents=True)
+    shutil.copy(RECORDS / "PYSEC-2026-2289.yaml", database)
+    service = OfflineOsvService(database.parent)
+    track = tracker(store, tmp_path, AdvisoryAttacher(store, service)).track
+    names = [f"org/model-{n}" for n in range(5)]
+    for name in names:
+        assert track(RepoRef(name, SourceKind.GIT, repo.url)).error is None
+    monkeypatch.setattr(attach, "REPO_PAGE", 2)  # 5 repos: pages of 2, 2 and 1
+    seen: list[tuple[int, int]] = []
+    AdvisoryAttacher(store, service).recheck_all(lambda done, total: seen.append((done, total)))
+    assert [done for done, _ in seen] == list(range(1, len(names) * len(shas) + 1))
+    assert seen[-1] == (10, 10)

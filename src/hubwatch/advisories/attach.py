@@ -29,7 +29,7 @@ from hubwatch.models import (
 from hubwatch.store.advisories import AdvisoryStore
 from hubwatch.store.changes import ChangeStore
 from hubwatch.store.known import KnownContent
-from hubwatch.store.repos import RepoStore, RevisionStore
+from hubwatch.store.repos import RepoStore, RevisionStore, each_repo
 
 
 class AttachStore(RepoStore, RevisionStore, KnownContent, ChangeStore, AdvisoryStore, Protocol):
@@ -37,6 +37,9 @@ class AttachStore(RepoStore, RevisionStore, KnownContent, ChangeStore, AdvisoryS
 
 
 log = structlog.get_logger(__name__)
+
+REPO_PAGE = 500
+"""Repos whose revisions are read together by a re-check of every revision."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,26 +160,36 @@ class AdvisoryAttacher:
         """
         events: list[AdvisoryAttached] = []
         failed: list[AdvisoryServiceError] = []
-        revisions = [
-            (tracked.ref.repo_id, revision.sha)
-            for tracked in self._store.list_repos()
-            for revision in self._store.history(tracked.ref.repo_id)
-        ]
-        for done, (repo_id, sha) in enumerate(revisions, 1):
-            try:
-                events += self.attach(repo_id, sha)
-            except HubwatchError as exc:
-                log.warning("advisory_check_failed", repo=repo_id, sha=sha, error=str(exc))
-            if self.last_error is not None:
-                failed.append(self.last_error)
-            if progress is not None:
-                progress(done, len(revisions))
+        done = 0
+        for revisions in self._revisions():
+            known = done + len(revisions)  # the total so far: repos are read a page at a time
+            for repo_id, sha in revisions:
+                try:
+                    events += self.attach(repo_id, sha)
+                except HubwatchError as exc:
+                    log.warning("advisory_check_failed", repo=repo_id, sha=sha, error=str(exc))
+                if self.last_error is not None:
+                    failed.append(self.last_error)
+                done += 1
+                if progress is not None:
+                    progress(done, known)
         if failed:
             raise AdvisoryServiceError(
                 f"advisories unknown for {len(failed)} revision(s), their earlier matches "
                 f"kept: {failed[0]}"
             )
         return events
+
+    def _revisions(self) -> Iterator[list[tuple[str, CommitSha]]]:
+        """Every stored revision, a page of repos at a time: memory flat in the repos."""
+        after: str | None = None
+        while page := self._store.repos_page(after, REPO_PAGE):
+            yield [
+                (tracked.ref.repo_id, revision.sha)
+                for tracked in page
+                for revision in self._store.history(tracked.ref.repo_id)
+            ]
+            after = page[-1].ref.repo_id
 
 
 def repo_url(tracked: TrackedRepo, hub_endpoint: str) -> str:
@@ -194,7 +207,7 @@ class StoreChangeFeed:
         self._hub = hub_endpoint
 
     def changes(self) -> Iterator[FeedEntry]:
-        for tracked in self._store.list_repos():
+        for tracked in each_repo(self._store):
             repo_id = tracked.ref.repo_id
             url = repo_url(tracked, self._hub)
             for recorded in self._store.changes(repo_id):
