@@ -105,13 +105,13 @@ class Discovery:
         )
         self._rng = rng or random.Random()
 
-    def next_due(self, now: datetime, *, listed: bool = False, repo_id: str = "") -> datetime:
+    def next_due(self, now: datetime, *, repo_id: str, listed: bool = False) -> datetime:
         """When a repo checked now is due again: its phase of the verify period for a repo the
         listing shows, else the interval give or take the jitter."""
-        if listed and repo_id:
+        if listed:
             return verification_due(repo_id, now, self._verify)
         spread = 1 + self._rng.uniform(-self._jitter, self._jitter)
-        return now + timedelta(seconds=(self._verify if listed else self._interval) * spread)
+        return now + timedelta(seconds=self._interval * spread)
 
     def run(self, heartbeat: Callable[[], None] | None = None) -> DiscoveryResult:
         """Wake every repo that needs a poll, changes first; check the ones the listings cannot
@@ -123,15 +123,16 @@ class Discovery:
         result = DiscoveryResult()
         plan = Plan()
         walks: dict[SourceKind, Walk] = {}
-        for kind, source in self._sources.items():
-            if isinstance(source, ChangeFeed) and self._store.tracked_count(kind):
-                walks[kind] = walk(
-                    self._store, source, kind, now, plan, self._walk_settings, heartbeat
-                )
-                result.listed += walks[kind].listed
-                result.vouched += walks[kind].vouched
-                result.covered[source.feed_name] = walks[kind].covered
-        result.changes = plan.changes
+        feeds = {k: s for k, s in self._sources.items() if isinstance(s, ChangeFeed)}
+        for kind, feed in feeds.items():
+            if not (tracked := self._store.tracked_count(kind)):
+                continue
+            settings = self._walk_settings
+            found = walk(self._store, feed, kind, now, plan, settings, tracked, heartbeat)
+            walks[kind] = found
+            result.listed += found.listed
+            result.vouched += found.vouched
+            result.covered[feed.feed_name] = found.covered
         budget = self._budget(walks, plan.changes)
         after: str | None = None
         # With every walk complete, a repo the walks did not name matters only when due: the

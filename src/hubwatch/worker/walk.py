@@ -27,6 +27,8 @@ log = structlog.get_logger(__name__)
 
 BATCH = 1_000
 """Listing items judged together: one store lookup, one write."""
+LISTING_PAGE = 1_000
+"""The most items the Hub gives a listing page: how many requests a walk made."""
 
 
 @dataclass
@@ -68,14 +70,15 @@ def walk(
     now: datetime,
     plan: Plan,
     settings: WalkSettings,
+    tracked: int,
     heartbeat: Callable[[], None] | None = None,
 ) -> Walk:
-    """Walk `feed` down to its cursor (or seed it, the first time), judging as it goes."""
+    """Walk `feed` (`tracked` repos of it are tracked) down to its cursor, or seed it the first
+    time, judging as it goes."""
     cursor = store.cursor(feed.feed_name)
     result = Walk()
     first = cursor is None
     floor = None if cursor is None else cursor - settings.margin
-    tracked = store.tracked_count(kind) if first else 0
     limit = settings.max_listed
     if first:
         # Enough to name every tracked repo of a busy Hub; past it, HEADs (budgeted) do.
@@ -109,7 +112,7 @@ def walk(
         result.covered = False
     _judge(store, batch, now, plan, result, settings)
     plan.flush(store)
-    result.pages = max(1, -(-result.listed // BATCH))
+    result.pages = max(1, -(-result.listed // LISTING_PAGE))
     # NOTE: the cursor only moves forward; a walk that stopped short still moves it, because
     # every repo it did not reach is checked in this cycle's pass.
     value = max(filter(None, (cursor, newest)), default=None) or now
@@ -164,12 +167,11 @@ def _judge_one(
     else:
         changed = item.at > entry.last_polled_at - settings.skew
     if changed:
-        if not entry.woken:
-            usable = item.status is not None and entry.state in READABLE_STATES
-            hint = item.status if usable and not entry.failed else None
-            plan.add_wake(repo_id, WakePriority.CHANGE, hint)
-        elif item.status is not None:
-            plan.add_wake(repo_id, WakePriority.CHANGE, item.status)  # a waiting one: sooner
+        # A repo already waiting (for its verification, say) is woken again only where the
+        # listing names its new head: it then waits as a change.
+        if not entry.woken or item.status is not None:
+            usable = entry.state in READABLE_STATES and not entry.failed
+            plan.add_wake(repo_id, WakePriority.CHANGE, item.status if usable else None)
         walk.named.add(repo_id)
         return
     if entry.failed or entry.state not in READABLE_STATES:
