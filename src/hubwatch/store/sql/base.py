@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any, NamedTuple, cast
+from itertools import islice
+from typing import Any, NamedTuple, TypeVar, cast
 
 from sqlalchemy import Table
 from sqlalchemy import select as core_select
@@ -41,6 +42,19 @@ from hubwatch.store.sql.tables import ChangeRow, EventRow, RepoRow, RevisionRow
 REPO: Table = RepoRow.__table__  # type: ignore[attr-defined]
 REVISION: Table = RevisionRow.__table__  # type: ignore[attr-defined]
 CHANGE: Table = ChangeRow.__table__  # type: ignore[attr-defined]
+
+
+T = TypeVar("T")
+
+IN_LIST = 500
+"""Values per IN (…) list: far below SQLite's and PostgreSQL's parameter limits."""
+
+
+def batches(items: Iterable[T], size: int = IN_LIST) -> Iterator[list[T]]:
+    """`items` in lists of `size`, the last one shorter; nothing for no items."""
+    it = iter(items)
+    while batch := list(islice(it, size)):
+        yield batch
 
 
 class RevisionValues(NamedTuple):

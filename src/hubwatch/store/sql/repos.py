@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from datetime import UTC, datetime
-from itertools import islice
 from typing import Any
 
 from sqlalchemy import text, update
@@ -21,7 +20,7 @@ from hubwatch.models import (
 )
 from hubwatch.store.dbapi import tracked_repo
 from hubwatch.store.repos import RepoStore
-from hubwatch.store.sql.base import SqlBase, as_event
+from hubwatch.store.sql.base import SqlBase, as_event, batches
 from hubwatch.store.sql.tables import (
     ChangeTallyRow,
     EventRow,
@@ -80,7 +79,7 @@ class SqlRepoStore(SqlBase, RepoStore):
 
     def add_repos(self, repos: Iterable[RepoRef]) -> int:
         added = 0
-        for batch in _batches(repos, BATCH):
+        for batch in batches(repos, BATCH):
             added += self._add_batch(batch)
         return added
 
@@ -299,12 +298,6 @@ _PG_ADD = text(
     RETURNING repo_pk
     """
 )
-
-
-def _batches(repos: Iterable[RepoRef], size: int) -> Iterator[list[RepoRef]]:
-    it = iter(repos)
-    while batch := list(islice(it, size)):
-        yield batch
 
 
 def _identity(row: RepoRow) -> RepoIdentity | None:

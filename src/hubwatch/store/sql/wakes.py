@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,15 +17,8 @@ from hubwatch.models import (
     SourceKind,
     WakePriority,
 )
-from hubwatch.store.sql.base import SqlBase, utc
+from hubwatch.store.sql.base import SqlBase, batches, utc
 from hubwatch.store.sql.tables import RepoRow, ScheduleRow, SubscriptionRow
-
-_CHUNK = 500  # ids per IN (…) list: far below every driver's parameter limit
-
-
-def _chunks(items: Sequence[Any]) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(items), _CHUNK):
-        yield items[start : start + _CHUNK]
 
 
 class SqlWakes(SqlBase):
@@ -57,7 +50,7 @@ class SqlWakes(SqlBase):
     ) -> list[ScheduleEntry]:
         entries: dict[str, ScheduleEntry] = {}
         for column, values in ((RepoRow.repo_id, repo_ids), (RepoRow.hub_object_id, object_ids)):
-            for chunk in _chunks(sorted(set(values))):
+            for chunk in batches(sorted(set(values))):
                 for entry in self._entries(self._entry_query().where(col(column).in_(chunk))):
                     entries[entry.ref.repo_id] = entry
         return sorted(entries.values(), key=lambda e: e.ref.repo_id)
@@ -112,7 +105,7 @@ class SqlWakes(SqlBase):
 
     def _pks(self, session: Session, repo_ids: Iterable[str]) -> dict[str, int]:
         pks: dict[str, int] = {}
-        for chunk in _chunks(sorted(set(repo_ids))):
+        for chunk in batches(sorted(set(repo_ids))):
             rows = session.exec(
                 select(RepoRow.repo_id, RepoRow.id).where(col(RepoRow.repo_id).in_(chunk))
             ).all()
@@ -133,7 +126,7 @@ class SqlWakes(SqlBase):
     def _ensure_rows(self, session: Session, pks: Iterable[int]) -> None:
         """Create the schedule rows that do not exist yet (due now); concurrent-safe."""
         now = datetime.now(UTC)
-        for chunk in _chunks(sorted(set(pks))):
+        for chunk in batches(sorted(set(pks))):
             have = set(
                 session.exec(
                     select(ScheduleRow.repo_pk).where(col(ScheduleRow.repo_pk).in_(chunk))
@@ -166,7 +159,7 @@ class SqlWakes(SqlBase):
             pks = self._pks(session, repo_ids)
             self._ensure_rows(session, pks.values())
             plain = sorted(pk for repo_id, pk in pks.items() if repo_id not in hints)
-            for chunk in _chunks(plain):
+            for chunk in batches(plain):
                 session.execute(
                     update(table)
                     .where(table.c.repo_pk.in_(chunk))
@@ -213,7 +206,7 @@ class SqlWakes(SqlBase):
         with self._session() as session:
             pks = self._pks(session, repo_ids)
             self._ensure_rows(session, pks.values())
-            for chunk in _chunks(sorted(pks.values())):
+            for chunk in batches(sorted(pks.values())):
                 session.execute(
                     update(ScheduleRow)
                     .where(col(ScheduleRow.repo_pk).in_(chunk))

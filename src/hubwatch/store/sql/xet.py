@@ -10,13 +10,11 @@ from sqlalchemy import Table
 from sqlalchemy import select as core_select
 
 from hubwatch.models.timestamps import now
-from hubwatch.store.sql.base import SqlBase
+from hubwatch.store.sql.base import SqlBase, batches
 from hubwatch.store.sql.tables import XetTermsRow
 from hubwatch.store.xet import MAX_TERMS_ROW, XetTermsStore
 
 TERMS: Table = XetTermsRow.__table__  # type: ignore[attr-defined]  # SQLModel does not declare it
-_CHUNK = 500
-"""Hashes per IN (...) query: far below SQLite's and PostgreSQL's parameter limits."""
 
 
 class SqlXetTermsStore(SqlBase, XetTermsStore):
@@ -26,9 +24,9 @@ class SqlXetTermsStore(SqlBase, XetTermsStore):
     def xet_terms(self, xet_hashes: Collection[str]) -> dict[str, bytes]:
         wanted, found = sorted(set(xet_hashes)), {}
         with self._reading() as connection:
-            for i in range(0, len(wanted), _CHUNK):
+            for chunk in batches(wanted):
                 query = core_select(TERMS.c.xet_hash, TERMS.c.data).where(
-                    TERMS.c.xet_hash.in_(wanted[i : i + _CHUNK])
+                    TERMS.c.xet_hash.in_(chunk)
                 )
                 for xet_hash, data in connection.execute(query):
                     found[xet_hash] = zlib.decompress(data)
