@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from itertools import islice
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -43,7 +42,7 @@ from hubwatch.models import (
 )
 from hubwatch.models.refs import RefWatch
 from hubwatch.models.timestamps import to_minute
-from hubwatch.store.repos import PAGE, each_repo
+from hubwatch.store.repos import PAGE, repo_pages
 
 if TYPE_CHECKING:
     from hubwatch.store.base import Store
@@ -319,9 +318,7 @@ def _tracked_pages(offset: int, limit: int | None) -> Iterator[list[TrackedRepo]
         yield from pages
         return
     with stored() as store:
-        repos = each_repo(store, offset=offset, limit=limit, page=PAGE)
-        while page := list(islice(repos, PAGE)):
-            yield page
+        yield from repo_pages(store, offset=offset, limit=limit, page=PAGE)
 
 
 def _state(repo: TrackedRepo) -> str:

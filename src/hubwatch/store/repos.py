@@ -52,22 +52,31 @@ PAGE = 1000
 """Repos read at a time by `each_repo`: memory bounded by a page, not by the repos tracked."""
 
 
-def each_repo(
+def repo_pages(
     store: RepoPages, *, offset: int = 0, limit: int | None = None, page: int = PAGE
-) -> Iterator[TrackedRepo]:
-    """The tracked repos by id, read a page at a time; the first `offset` skipped, at most
-    `limit` of them (None: all)."""
+) -> Iterator[list[TrackedRepo]]:
+    """The tracked repos by id, a page of up to `page` at a time; the first `offset` skipped,
+    at most `limit` of them (None: all)."""
     after: str | None = None
     left = limit
     while left is None or left > 0:
         size = page if left is None else min(page, left)
         found = store.repos_page(after, size, offset)
-        yield from found
+        if found:
+            yield found
         if len(found) < size:
             return
         after, offset = found[-1].ref.repo_id, 0
         if left is not None:
             left -= len(found)
+
+
+def each_repo(
+    store: RepoPages, *, offset: int = 0, limit: int | None = None, page: int = PAGE
+) -> Iterator[TrackedRepo]:
+    """The tracked repos by id, read a page at a time (`repo_pages`), one by one."""
+    for found in repo_pages(store, offset=offset, limit=limit, page=page):
+        yield from found
 
 
 class RepoStore(Protocol):
