@@ -115,10 +115,22 @@ def _ref(
     if source is SourceKind.HUB:
         if len(fields) != 1:
             raise InvalidRepoId(f"expected one repo id (ORG/NAME), got {len(fields)} fields")
-        return RepoRef(fields[0], source, None, branch or "main")
+        return repo_ref(fields[0], source, None, branch, hosts)
     if len(fields) != 2:
         raise InvalidRepoId("expected ORG/NAME and a git URL or path (with --source git)")
-    return RepoRef(fields[0], source, strip_credentials(fields[1], hosts), branch or FOLLOW_HEAD)
+    return repo_ref(fields[0], source, fields[1], branch, hosts)
+
+
+def repo_ref(
+    repo_id: str, source: SourceKind, url: str | None, branch: str | None, hosts: Container[str]
+) -> RepoRef:
+    """A repo as `track` registers it: the Hub's `main` branch unless told, a git remote's
+    HEAD; a git URL's credentials stripped (they live in the settings, for `hosts`)."""
+    if source is not SourceKind.GIT:
+        return RepoRef(repo_id, source, None, branch or "main")
+    if not url:
+        raise InvalidRepoId("--source git needs --url URL (a git URL or a local path)")
+    return RepoRef(repo_id, source, strip_credentials(url, hosts), branch or FOLLOW_HEAD)
 
 
 def listed(ids: Iterable[str], author: str, branch: str | None) -> Iterator[RepoRef | Invalid]:
@@ -126,7 +138,7 @@ def listed(ids: Iterable[str], author: str, branch: str | None) -> Iterator[Repo
     break its own rules) is an `Invalid`."""
     for number, repo_id in enumerate(ids, 1):
         try:
-            yield RepoRef(repo_id, SourceKind.HUB, None, branch or "main")
+            yield repo_ref(repo_id, SourceKind.HUB, None, branch, ())
         except HubwatchError as exc:
             yield Invalid(f"the Hub's models of {author}, item {number}", str(exc))
 

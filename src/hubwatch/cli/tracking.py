@@ -25,11 +25,10 @@ from hubwatch.cli.base import (
     shown,
     stored,
 )
-from hubwatch.cli.bulk import AuthorOption, FromOption, track_many, wants_many
+from hubwatch.cli.bulk import AuthorOption, FromOption, repo_ref, track_many, wants_many
 from hubwatch.cli.render import folding, progress_bar
-from hubwatch.errors import InvalidRepoId, NotTracked
+from hubwatch.errors import NotTracked
 from hubwatch.models import (
-    FOLLOW_HEAD,
     CommitInfo,
     CommitSha,
     RepoRef,
@@ -37,7 +36,6 @@ from hubwatch.models import (
     Severity,
     SourceKind,
     TrackedRepo,
-    strip_credentials,
     validate_repo_id,
 )
 from hubwatch.models.refs import RefWatch
@@ -186,12 +184,8 @@ def _ref(repo_id: str, source: SourceKind, url: str | None, branch: str | None) 
     """What `track` was asked to track. A git URL is checked when fetched (a host resolving
     into a private network is refused unless allowed; a local path is the CLI user's own)."""
     validate_repo_id(repo_id)
-    if source is not SourceKind.GIT:
-        return RepoRef(repo_id, source, None, branch or "main")
-    if not url:
-        raise InvalidRepoId("--source git needs --url URL (a git URL or a local path)")
-    url = strip_credentials(url, settings().git_hosts())  # credentials live in the settings
-    return RepoRef(repo_id, source, url, branch or FOLLOW_HEAD)
+    hosts = settings().git_hosts() if source is SourceKind.GIT else ()
+    return repo_ref(repo_id, source, url, branch, hosts)
 
 
 def _track_bases(tracker: Tracker, store: Store, repo_id: str, depth: int) -> None:
