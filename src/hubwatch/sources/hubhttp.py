@@ -96,15 +96,22 @@ def pages(url: str, params: dict[str, Any], headers: dict[str, str]) -> Iterator
     Here a failed page is the caller's: RetryPolicy retries it, and discovery keeps what the
     complete pages before it said (the Hub's deep /api/models pages can answer 504).
     """
+    for response in _linked(url, params, headers):
+        hf_raise_for_status(response)
+        page = response.json()
+        if not isinstance(page, list):
+            raise UnexpectedResponse(f"{response.url.path}: a page that is not a list")
+        yield page
+
+
+def _linked(url: str, params: dict[str, Any], headers: dict[str, str]) -> Iterator[Any]:
+    """Each answer of a listing the Hub pages with Link headers, as they come: the next page is
+    asked for once the caller wants it, and never after the caller stops."""
     next_url: str | None = url
     query: dict[str, Any] | None = params
     while next_url:
         response = huggingface_hub.get_session().get(next_url, params=query, headers=headers)
-        hf_raise_for_status(response)
-        page = response.json()
-        if not isinstance(page, list):
-            raise UnexpectedResponse(f"{urlsplit(next_url).path}: a page that is not a list")
-        yield page
+        yield response
         next_url = response.links.get("next", {}).get("url")
         query = None  # the next link carries the query
 
@@ -120,10 +127,7 @@ def compare_answer(url: str, headers: dict[str, str]) -> tuple[bool, Any]:
     found), which the tree listing then meets and reports. A transient failure (429, 5xx, a
     dropped connection) raises, as a tree listing's would."""
     items: list[Any] = []
-    next_url: str | None = url
-    query: dict[str, Any] | None = {"raw": "true"}  # the form the issue names
-    while next_url:
-        response = huggingface_hub.get_session().get(next_url, params=query, headers=headers)
+    for number, response in enumerate(_linked(url, {"raw": "true"}, headers)):  # the issue's form
         status = response.status_code
         if status == 429 or status >= 500 or status == 408:
             hf_raise_for_status(response)
@@ -135,10 +139,8 @@ def compare_answer(url: str, headers: dict[str, str]) -> tuple[bool, Any]:
         except ValueError:
             return False, None
         if not isinstance(page, list):
-            return (True, page) if next_url == url else (False, None)
+            return (True, page) if number == 0 else (False, None)
         items += page
-        next_url = response.links.get("next", {}).get("url")
-        query = None  # the next link carries the query
     return True, items
 
 
