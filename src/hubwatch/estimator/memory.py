@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from hubwatch.estimator.config import CannotEstimate
-from hubwatch.estimator.structure import KvKind, Layer, Model, Param
+from hubwatch.estimator.structure import NOT_QUANTISED, KvKind, Layer, Model, Param
 from hubwatch.estimator.walk import Fact, Walk, layer_names, walk
 
 GiB = 1024**3
@@ -111,7 +111,7 @@ def _dtype(name: str) -> float:
 
 def quantised(p: Param) -> bool:
     """Whether weight quantisation applies: linear layers, not embeddings, heads or norms."""
-    return p.is_linear and p.kind not in ("head", "embedding")
+    return p.is_linear and p.kind not in NOT_QUANTISED
 
 
 def _weight_bytes(params: list[Param] | tuple[Param, ...], dtype: str) -> float:

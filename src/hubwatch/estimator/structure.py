@@ -48,6 +48,12 @@ class Param:
         return self.fan_in > 0
 
 
+NOT_QUANTISED = frozenset({"head", "embedding"})
+"""Kinds of linear parameter weight quantisation leaves at their own precision."""
+NOT_ADAPTED = frozenset({"head", "router", "experts", "embedding", "conv"})
+"""Kinds of linear parameter LoRA never adapts."""
+
+
 def linear(
     module: str, fan_in: int, fan_out: int, *, bias: bool, kind: str, copies: int = 1, used: int = 0
 ) -> Param:

@@ -19,7 +19,7 @@ from hubwatch.estimator.memory import (
     overhead,
     quantised,
 )
-from hubwatch.estimator.structure import Layer, Model, Param
+from hubwatch.estimator.structure import NOT_ADAPTED, Layer, Model, Param
 from hubwatch.estimator.walk import Fact, Walk, walk
 
 Method = Literal["full", "lora", "qlora"]
@@ -94,7 +94,7 @@ def check_targets(model: Model, targets: frozenset[str] | None) -> None:
 
 
 def _lora_target(p: Param, targets: frozenset[str] | None) -> bool:
-    if not p.is_linear or p.kind in ("head", "router", "experts", "embedding", "conv"):
+    if not p.is_linear or p.kind in NOT_ADAPTED:
         return False
     if targets is None:
         return True

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hubwatch.estimator.structure import Model, Param, Tower, counted
+from hubwatch.estimator.structure import (
+    NOT_ADAPTED,
+    NOT_QUANTISED,
+    Model,
+    Param,
+    Tower,
+    counted,
+)
 
 Fact = tuple[int, bool, bool, int, str]
 """One parameter as the memory terms read it: numel, whether weight quantisation applies to
 it, whether LoRA adapts it when every linear layer is targeted, its adapter width per rank
 ((fan_in + fan_out) x copies), and its module's last name (what named targets match)."""
-
-_HELD_APART = frozenset({"head", "router", "experts", "embedding", "conv"})
-"""Kinds LoRA never adapts, and (the first two and embeddings) weight quantisation skips."""
 
 Totals = tuple[int, int, int, int, int]
 """Of one group of facts: the numels summed, the quantised ones' numels summed, the least
@@ -29,8 +33,8 @@ def facts(params: Sequence[Param]) -> tuple[Fact, ...]:
         out.append(
             (
                 p.numel,
-                linear and p.kind not in ("head", "embedding"),  # memory.quantised
-                linear and p.kind not in _HELD_APART,  # training._lora_target, all-linear
+                linear and p.kind not in NOT_QUANTISED,  # memory.quantised
+                linear and p.kind not in NOT_ADAPTED,  # training._lora_target, all-linear
                 (p.fan_in + p.fan_out) * p.copies,
                 p.module.rsplit(".", 1)[-1],
             )
