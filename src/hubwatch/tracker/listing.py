@@ -8,10 +8,7 @@ from collections.abc import Callable, Sequence
 from hubwatch.models import CommitSha, FileEntry, StoredFile
 from hubwatch.sources.base import FileChange
 from hubwatch.tracker.record import PollRun
-
-CLEANED = "…#"
-"""What a path the snapshot had to rename carries (tracker/snapshot.py `_clean_paths`): such a
-parent's list no longer names its files as the source does, so a change cannot be matched."""
+from hubwatch.tracker.snapshot import CLEANED
 
 
 def revision_files(

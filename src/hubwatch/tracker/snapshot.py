@@ -135,6 +135,11 @@ def _clean_commit(commit: CommitInfo) -> CommitInfo:
     )
 
 
+CLEANED = "…#"
+"""What a path `_clean_paths` had to rename carries, before its digest: a stored list holding one
+no longer names its files as the source does (tracker/listing.py reads it)."""
+
+
 def _clean_paths(files: Sequence[FileEntry]) -> list[FileEntry]:
     """Paths made storable; the rare path that had to change gets a unique, marked name."""
     seen: set[str] = set()
@@ -143,7 +148,7 @@ def _clean_paths(files: Sequence[FileEntry]) -> list[FileEntry]:
         path = _text(entry.path)
         if len(path) > MAX_PATH or path != entry.path or path in seen:
             digest = hashlib.sha256(entry.path.encode("utf-8", "surrogateescape")).hexdigest()
-            path = f"{path[: MAX_PATH - 40]}…#{digest[:16]}"
+            path = f"{path[: MAX_PATH - 40]}{CLEANED}{digest[:16]}"
         seen.add(path)
         clean.append(replace(entry, path=path) if path != entry.path else entry)
     return clean
