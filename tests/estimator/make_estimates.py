@@ -78,10 +78,17 @@ def cases() -> Iterator[tuple[str, Callable[[], Any]]]:
 
 def _sizing(sized: Callable[[object], Any], config: object) -> Any:
     try:
-        found = asdict(sized(config))
+        sizing = sized(config)
     except CannotEstimate as exc:
         return {"cannot estimate": str(exc)}
+    found = asdict(sizing)
     del found["model"]  # its figures are the estimate's; its shape is the structure's own
+    # NOTE: recorded as a unit per layer, whichever way a Memory keeps its layout
+    found["memory"] = [
+        {("units" if k == "layout" else k): v for k, v in kept.items()} for kept in found["memory"]
+    ]
+    for kept, memory in zip(found["memory"], sizing.memory, strict=True):
+        kept["units"] = [asdict(unit) for unit in memory.units]
     return found
 
 

@@ -7,11 +7,11 @@ import math
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
-from itertools import accumulate
-from operator import attrgetter, methodcaller
+from itertools import accumulate, chain
+from operator import attrgetter, itemgetter
 
 from hubwatch.estimator.config import CannotEstimate
-from hubwatch.estimator.memory import CUDA_CONTEXT, SLACK, Memory, on_card
+from hubwatch.estimator.memory import CUDA_CONTEXT, SLACK, Layout, Memory, on_card
 
 MAX_BATCH = 65_536
 """Reported as "at least" when memory allows more (encoders, tiny models)."""
@@ -84,18 +84,19 @@ class _Sums:
     """A workload's bytes on one card, and the running sums of its units: where each two-card
     split puts the bytes. Built once per workload, whichever cards it is fitted on."""
 
-    __slots__ = ("units", "extra", "alone", "whole", "_fixed", "_per", "_layers", "kept")
+    __slots__ = ("layout", "count", "extra", "alone", "whole", "_fixed", "_per", "kept")
 
     def __init__(self, memory: Memory) -> None:
-        self.units = units = memory.units
+        self.layout = layout = memory.layout
+        self.count = len(layout)
         self.extra = memory.extra_per_seq
-        self.alone = on_card(sum(map(_FIXED, units)), sum(map(_PER, units)) + self.extra)
+        fixed, per = layout.totals()
+        self.alone = on_card(fixed, per + self.extra)
         """(fixed, per sequence) bytes of the whole workload on one card."""
         self.whole = sum(self.alone)
         # NOTE: the running sums are made when a card first needs a split, not before
         self._fixed: list[int] = []
         self._per: list[int] = []
-        self._layers: list[int] = []
         self.kept: dict[int, tuple[int, int, int, int]] = {}
         """`sides(k)` by k, as computed so far."""
 
@@ -106,8 +107,8 @@ class _Sums:
         found = self.kept.get(k)
         if found is None:
             if not self._fixed:
-                self._fixed = [0, *accumulate(map(_FIXED, self.units))]
-                self._per = [0, *accumulate(map(_PER, self.units))]
+                self._fixed = _running(self.layout, 0)
+                self._per = _running(self.layout, 1)
             fixed, per, extra = self._fixed, self._per, self.extra
             found = (
                 math.ceil(_GROW * fixed[k]),
@@ -120,13 +121,19 @@ class _Sums:
 
     def layers(self, k: int) -> int:
         """How many of units[:k] are layers."""
-        if not self._layers:
-            self._layers = [0, *accumulate(map(_IS_LAYER, map(_NAME, self.units)))]
-        return self._layers[k]
+        return min(max(k - len(self.layout.before), 0), len(self.layout.index))
 
 
-_FIXED, _PER, _NAME = attrgetter("fixed"), attrgetter("per_seq"), attrgetter("name")
-_IS_LAYER = methodcaller("startswith", "layer ")
+def _running(layout: Layout, field: int) -> list[int]:
+    """The running sums (from 0) of the units' fixed (`field` 0) or per-sequence (1) bytes,
+    in placement order, a term for each layer."""
+    of = itemgetter(field)
+    ends = attrgetter("fixed" if field == 0 else "per_seq")
+    by_layer = list(map(of, layout.sizes))
+    terms = chain(map(ends, layout.before), map(by_layer.__getitem__, layout.index))
+    return [0, *accumulate(chain(terms, map(ends, layout.after)))]
+
+
 _GROW = 1 + SLACK
 _ROUNDING = 1024
 """Bytes more than the float rounding of `_GROW` times any sum of bytes can be off by."""
@@ -141,7 +148,7 @@ def _fit(card: Gpu, sums: _Sums) -> Fit:
 
 def _split(card: Gpu, sums: _Sums) -> Fit:
     """The best two-card split of a workload one `card` cannot hold at batch 1."""
-    units = sums.units
+    count = sums.count
     capacity = card.memory - CUDA_CONTEXT
     if sums.whole - CUDA_CONTEXT > 2 * capacity + _ROUNDING:
         # NOTE: a card holds its side at batch 1 only if the side's fixed and per-sequence
@@ -164,7 +171,7 @@ def _split(card: Gpu, sums: _Sums) -> Fit:
     # NOTE: min(first, second) peaks where the two cross (fewer sequences fit the first card
     # as k grows, more the second), so a binary search finds the best split in log(layers)
     # steps instead of trying every one.
-    lo, hi = 1, len(units) - 1
+    lo, hi = 1, count - 1
     while lo < hi:
         mid = (lo + hi) // 2
         first, second = both(mid)
@@ -174,15 +181,16 @@ def _split(card: Gpu, sums: _Sums) -> Fit:
             lo = mid + 1
     best, cut = 0, 0
     for k in (lo - 1, lo):
-        if 1 <= k < len(units) and (b := min(both(k))) > best:
+        if 1 <= k < count and (b := min(both(k))) > best:
             best, cut = b, k
     if not cut:
         return Fit(card.name, 2, 0, need=sums.whole)
-    where = f"{units[0].name}..{units[cut - 1].name} | {units[cut].name}..{units[-1].name}"
+    name = sums.layout.name
+    where = f"{name(0)}..{name(cut - 1)} | {name(cut)}..{name(count - 1)}"
     layers = sums.layers(cut)
     a, pa, b, pb = sums.sides(cut)
     need = CUDA_CONTEXT + max(a + pa, b + pb)
-    return Fit(card.name, 2, best, where, (layers, sums.layers(len(units)) - layers), need)
+    return Fit(card.name, 2, best, where, (layers, sums.layers(count) - layers), need)
 
 
 def _max_batch(fixed: int, per_seq: int, capacity: int) -> int:

@@ -24,7 +24,7 @@ from hubwatch.estimator.gguf_cache import (
     NoCache,
     layout,
 )
-from hubwatch.estimator.memory import OVERHEAD_TOLD, Memory, Unit, overhead
+from hubwatch.estimator.memory import OVERHEAD_TOLD, Layout, Memory, Unit, overhead
 from hubwatch.formats.json import loads_bounded
 from hubwatch.models.estimate import Estimate
 from hubwatch.models.gguf import GGUFHeader, GGUFModel, GGUFTensor, group_models, is_gguf
@@ -186,15 +186,14 @@ def serving_memory(
             layers[int(match[1])] += tensor.nbytes
         else:
             outside += tensor.nbytes
-    units = [Unit("embeddings and head", outside, 0)]
-    units += [
-        Unit(f"layer {i}", layers.pop(i, 0), cache.layer_bytes(i, context, kv_type))
-        for i in range(len(cache.k))
-    ]
-    if layers:  # blocks past block_count: counted, with no cache
-        units.append(Unit("other blocks", sum(layers.values()), 0))
-    weights_bytes = sum(u.fixed for u in units)
-    kv = sum(u.per_seq for u in units)
+    blocks = len(cache.k)
+    sizes = tuple((layers.pop(i, 0), cache.layer_bytes(i, context, kv_type)) for i in range(blocks))
+    # blocks past block_count: counted, with no cache
+    rest = (Unit("other blocks", sum(layers.values()), 0),) if layers else ()
+    placed = Layout(
+        (Unit("embeddings and head", outside, 0),), sizes, tuple(range(blocks)), (1,) * blocks, rest
+    )
+    weights_bytes, kv = placed.totals()
     extra = overhead(weights_bytes + kv)
     parts = {"weights": weights_bytes, "kv_cache": kv, "overhead": extra}
     assumptions: dict[str, str | int | bool] = {
@@ -204,7 +203,7 @@ def serving_memory(
         "batch": 1,
         "overhead": OVERHEAD_TOLD + "; llama.cpp's compute buffers are not counted",
     }
-    return Memory("serving", sum(parts.values()), parts, assumptions, tuple(units), 0, extra)
+    return Memory("serving", sum(parts.values()), parts, assumptions, placed, 0, extra)
 
 
 def fit_table(memory: Memory) -> dict[str, dict[str, int]]:

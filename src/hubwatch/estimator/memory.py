@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from hubwatch.estimator.config import CannotEstimate
@@ -59,6 +58,54 @@ class Unit:
 
 
 @dataclass(frozen=True, slots=True)
+class Layout:
+    """A workload's placement units as the walk gives them: the units before the text tower's
+    layers, the (fixed, per sequence) bytes of each distinct layer with where each layer
+    stands, and the units after. Layers alike are kept once, not a Unit per layer: what a
+    card holds is summed from the distinct layers times their repeats, and only a two-card
+    split reads the layers one by one."""
+
+    before: tuple[Unit, ...]
+    sizes: tuple[tuple[int, int], ...] = ()
+    """(fixed, per sequence) bytes of each distinct layer."""
+    index: tuple[int, ...] = ()
+    """For each layer, "layer 0" on, its distinct layer's place in `sizes`."""
+    repeats: tuple[int, ...] = ()
+    """How many layers each distinct layer stands for (as many as `sizes`)."""
+    after: tuple[Unit, ...] = ()
+
+    @property
+    def units(self) -> tuple[Unit, ...]:
+        """Every unit in placement order, a Unit for each layer ("layer 0" on)."""
+        sizes = self.sizes
+        names = layer_names(len(self.index))
+        layers = (Unit(name, *sizes[at]) for name, at in zip(names, self.index, strict=True))
+        return (*self.before, *layers, *self.after)
+
+    def totals(self) -> tuple[int, int]:
+        """(fixed, per sequence) bytes of all the units together."""
+        ends = self.before + self.after
+        fixed = sum(u.fixed for u in ends)
+        per = sum(u.per_seq for u in ends)
+        for (f, p), times in zip(self.sizes, self.repeats, strict=True):
+            fixed += f * times
+            per += p * times
+        return fixed, per
+
+    def name(self, i: int) -> str:
+        """The name of unit `i` in placement order."""
+        before, layers = len(self.before), len(self.index)
+        if i < before:
+            return self.before[i].name
+        if i < before + layers:
+            return f"layer {i - before}"
+        return self.after[i - before - layers].name
+
+    def __len__(self) -> int:
+        return len(self.before) + len(self.index) + len(self.after)
+
+
+@dataclass(frozen=True, slots=True)
 class Memory:
     """Bytes needed for one workload, by component, with what was assumed."""
 
@@ -67,32 +114,35 @@ class Memory:
     total: int
     parts: dict[str, int]
     assumptions: dict[str, str | int | bool]
-    units: tuple[Unit, ...] = field(default=(), repr=False)
-    """The same bytes split by placement unit (pre-layers, each layer, post-layers)."""
+    layout: Layout = field(default=Layout(()), repr=False)
+    """The same bytes by placement unit (pre-layers, each layer, post-layers)."""
     extra_per_seq: int = 0
     """Bytes per sequence needed once on whichever card runs a layer (recomputation)."""
     overhead: int = OVERHEAD
     """CUDA context and allocator slack, as `parts["overhead"]`."""
 
     @property
+    def units(self) -> tuple[Unit, ...]:
+        """The placement units in order, a Unit for each layer."""
+        return self.layout.units
+
+    @property
     def fixed(self) -> int:
         """Bytes whatever the batch, on one card: units, context and slack."""
-        return on_card(sum(u.fixed for u in self.units), 0)[0]
+        return on_card(self.layout.totals()[0], 0)[0]
 
     @property
     def per_seq(self) -> int:
         """Bytes per sequence of the batch, on one card, slack included."""
-        return on_card(0, sum(u.per_seq for u in self.units) + self.extra_per_seq)[1]
+        return on_card(0, self.layout.totals()[1] + self.extra_per_seq)[1]
 
 
-def layer_units(walked: Walk, sizes: Sequence[tuple[int, int]]) -> list[Unit]:
-    """A Unit for each layer of the text tower, "layer 0" on, from the (fixed, per sequence)
-    bytes of each distinct layer (`sizes`, in the order of `walked.layers`)."""
-    fixed = [f for f, _ in sizes]
-    per = [p for _, p in sizes]
-    index = walked.index
-    names = layer_names(len(index))
-    return list(map(Unit, names, map(fixed.__getitem__, index), map(per.__getitem__, index)))
+def layout(
+    walked: Walk, before: list[Unit], sizes: list[tuple[int, int]], after: tuple[Unit, ...]
+) -> Layout:
+    """The Layout of units `before` the text tower's layers, its distinct layers' (fixed, per
+    sequence) bytes `sizes` (in the order of `walked.layers`) and the units `after`."""
+    return Layout(tuple(before), tuple(sizes), walked.index, walked.repeats, after)
 
 
 OVERHEAD_TOLD = (
@@ -197,11 +247,11 @@ def serving(
         )
         for layer, params in walked.layers
     ]
-    units += layer_units(walked, sizes)
     head = _weights(walked, walked.after, per, other) + lent.get("head", 0)
-    units.append(Unit("head", head, 0))
-    weights = sum(u.fixed for u in units) - sum(lent.values())
-    kv_total = batch * sum(u.per_seq for u in units)
+    placed = layout(walked, units, sizes, (Unit("head", head, 0),))
+    fixed, per_seq = placed.totals()
+    weights = fixed - sum(lent.values())
+    kv_total = batch * per_seq
     assumptions: dict[str, str | int | bool] = {
         "weights dtype": dtype
         + (" (embeddings, head and norms kept in bf16)" if dtype not in ("bf16", "fp16") else ""),
@@ -222,4 +272,4 @@ def serving(
         parts["borrowed_weights"] = sum(lent.values())
     extra = overhead(sum(parts.values()))
     parts["overhead"] = extra
-    return Memory("serving", sum(parts.values()), parts, assumptions, tuple(units), 0, extra)
+    return Memory("serving", sum(parts.values()), parts, assumptions, placed, 0, extra)

@@ -13,9 +13,10 @@ from hubwatch.estimator.memory import (
     NF4,
     NF4_SINGLE,
     OVERHEAD_TOLD,
+    Layout,
     Memory,
     Unit,
-    layer_units,
+    layout,
     overhead,
     quantised,
 )
@@ -243,19 +244,21 @@ def training(model: Model, run: Run | None = None, **settings: object) -> Memory
         # NOTE: a sequence longer than the model's context is never trained on: capped, said so
         run = _capped(run, model.context)
     resident = _Resident(run, walk(model))
-    units, largest, kept = _training_units(model, run, resident)
+    placed, largest, kept = _training_units(model, run, resident)
     extra = largest if run.gradient_checkpointing else 0
     parts = {
         "weights": resident.weights,
         "gradients_and_optimizer": resident.states,
         "activations": run.batch * (kept + extra),
-        "logits_and_loss": run.batch * units[-1].per_seq,  # the head unit holds the logits
+        "logits_and_loss": run.batch * placed.after[-1].per_seq,  # the head holds the logits
     }
     if resident.borrowed:
         parts["borrowed_weights"] = resident.borrowed
     if run.method == "qlora":
         parts["dequantised_layer"] = 2 * walk(model).largest_linear
-        units[0] = Unit(units[0].name, units[0].fixed + parts["dequantised_layer"], 0)
+        first, *rest = placed.before
+        dequantised = Unit(first.name, first.fixed + parts["dequantised_layer"], 0)
+        placed = replace(placed, before=(dequantised, *rest))
     # NOTE: slack grows with what is resident (measured peaks of 1.3B QLoRA runs were 1.29x
     # under a fixed 1 GiB); the CUDA context is the same for any model.
     parts["overhead"] = overhead(sum(parts.values()))
@@ -269,7 +272,7 @@ def training(model: Model, run: Run | None = None, **settings: object) -> Memory
         if not model.logits:
             assumptions["logits"] = "none: no LM head, no logits term"
     total = sum(parts.values())
-    return Memory(run.method, total, parts, assumptions, tuple(units), extra, parts["overhead"])
+    return Memory(run.method, total, parts, assumptions, placed, extra, parts["overhead"])
 
 
 @lru_cache(maxsize=64)
@@ -278,7 +281,7 @@ def _capped(run: Run, seq_len: int) -> Run:
     return replace(run, seq_len=seq_len)
 
 
-def _training_units(model: Model, run: Run, resident: _Resident) -> tuple[list[Unit], int, int]:
+def _training_units(model: Model, run: Run, resident: _Resident) -> tuple[Layout, int, int]:
     """Placement units of a training step, the largest activations any one layer keeps, and
     the activations all layers keep."""
     walked = walk(model)
@@ -298,12 +301,10 @@ def _training_units(model: Model, run: Run, resident: _Resident) -> tuple[list[U
         kept = checkpointed if run.gradient_checkpointing else act
         per_layer.append((resident.fixed(params, repeats), kept))
         total += kept * repeats
-    units += layer_units(walked, per_layer)
     logits = 10 * tokens * model.logits  # bf16 logits, their fp32 upcast, fp32 gradient
     heads = tuple(p for p in borrowed if p.kind != "embedding")
     head = resident.fixed(walked.after) + resident.frozen(heads)
-    units.append(Unit("head", head, logits))
-    return units, largest, total
+    return layout(walked, units, per_layer, (Unit("head", head, logits),)), largest, total
 
 
 def _activations(layer: Layer, params: tuple[Fact, ...], run: Run) -> int:
