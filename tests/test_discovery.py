@@ -172,6 +172,20 @@ def test_a_git_repo_is_checked_with_ls_remote(store: SqlStore, tmp_path: Path) -
     assert [len(r.new) for r in worker.drain()] == [1]
 
 
+def test_a_cycle_told_to_stop_checks_no_more_repos(store: SqlStore, tmp_path: Path) -> None:
+    make_repo(tmp_path / "up", [CommitSpec({"config.json": b"{}"})])
+    tracker = Tracker(store, {SourceKind.GIT: GitSource(tmp_path / "mirrors")})
+    for k in range(3):
+        tracker.track(RepoRef(f"org/git-{k}", SourceKind.GIT, str(tmp_path / "up")))
+    discovery = Discovery(store, tracker.sources, interval_s=0.001)
+    add_commits(tmp_path / "up", [_config(1)])
+    asked = iter([False, True])
+    stopped = discovery.run(stopping=lambda: next(asked, True))
+    assert (stopped.stopped, stopped.checked, len(stopped.woken)) == (True, 1, 1)
+    # the repos it did not reach are checked by the next cycle
+    assert sorted(discovery.run().woken) == ["org/git-1", "org/git-2"]
+
+
 def test_a_hub_push_is_read_without_a_status_request(
     store: SqlStore, hub: HubSimulator, tmp_path: Path
 ) -> None:

@@ -30,6 +30,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 UPSTREAMS = 20
 REPOS_PER_UPSTREAM = 10
 WORKERS = 4
+STOP_S = 60.0
+"""How long a worker may take to exit after SIGTERM."""
+LOG_TAIL = 40
+"""Lines of a misbehaving worker's log shown in the failure."""
 
 
 class Fleet:
@@ -70,6 +74,41 @@ class Fleet:
                 if raw.startswith("{"):
                     yield json.loads(raw)
 
+    def stop(
+        self,
+        procs: list[subprocess.Popen[bytes]],
+        timeout_s: float = STOP_S,
+        signals: tuple[signal.Signals, ...] = (signal.SIGTERM,),
+    ) -> None:
+        """Send `signals` to `procs`; each must exit 0 within `timeout_s` of them, else its
+        log's tail is shown (a traceback, or the last thing a stuck worker did)."""
+        for proc in procs:
+            for signum in signals:
+                proc.send_signal(signum)
+        deadline = time.monotonic() + timeout_s
+        failures = []
+        for proc in procs:
+            try:
+                code: int | None = proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                code = None
+            if code != 0:
+                failures.append(self._failure(proc, code, timeout_s, signals))
+        assert not failures, "\n\n".join(failures)
+
+    def _failure(
+        self,
+        proc: subprocess.Popen[bytes],
+        code: int | None,
+        timeout_s: float,
+        signals: tuple[signal.Signals, ...],
+    ) -> str:
+        n = self.procs.index(proc)
+        what = f"still running {timeout_s:g} s after" if code is None else f"exited {code} on"
+        what += " " + ", ".join(s.name for s in signals)
+        tail = self.logs[n].read_text(errors="replace").splitlines()[-LOG_TAIL:]
+        return "\n".join([f"w{n} (pid {proc.pid}) {what}; {self.logs[n]} ends:", *tail])
+
     def close(self) -> None:
         for proc in self.alive():
             proc.kill()
@@ -100,6 +139,18 @@ def _stored(pg_url: str) -> dict[str, list[str]]:
     return stored
 
 
+def _env(pg_url: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "HUBWATCH_DATABASE_URL": pg_url,
+        "HUBWATCH_POLL_INTERVAL_S": "1",
+        "HUBWATCH_WORK_TICK_S": "0.2",
+        "HUBWATCH_LEASE_S": "3",
+        "HUBWATCH_ADVISORY_SERVICE": "off",
+        "HUBWATCH_LOG_JSON": "true",
+    }
+
+
 def test_four_workers_killed_at_random_record_every_revision_once(
     tmp_path: Path, pg_url: str
 ) -> None:
@@ -116,16 +167,7 @@ def test_four_workers_killed_at_random_record_every_revision_once(
         store.add_repo(RepoRef(repo_id, SourceKind.GIT, str(path)))
     store.close()
 
-    env = {
-        **os.environ,
-        "HUBWATCH_DATABASE_URL": pg_url,
-        "HUBWATCH_POLL_INTERVAL_S": "1",
-        "HUBWATCH_WORK_TICK_S": "0.2",
-        "HUBWATCH_LEASE_S": "3",
-        "HUBWATCH_ADVISORY_SERVICE": "off",
-        "HUBWATCH_LOG_JSON": "true",
-    }
-    fleet = Fleet(tmp_path, env)
+    fleet = Fleet(tmp_path, _env(pg_url))
     try:
         for _ in range(WORKERS):
             fleet.start()
@@ -161,9 +203,7 @@ def test_four_workers_killed_at_random_record_every_revision_once(
         while not all(fleet.started(proc) for proc in survivors):
             assert time.monotonic() < deadline, "a worker never started"
             time.sleep(0.2)
-        for proc in survivors:
-            proc.send_signal(signal.SIGTERM)
-        assert [proc.wait(timeout=60) for proc in survivors] == [0] * len(survivors)
+        fleet.stop(survivors)
     finally:
         fleet.close()
 
@@ -178,3 +218,31 @@ def test_four_workers_killed_at_random_record_every_revision_once(
     )
     assert detected and max(detected.values()) == 1, detected.most_common(3)
     assert sum(len(s) for s in expected.values()) > len(repos)  # new commits did arrive
+
+
+def test_a_worker_told_twice_to_stop_while_busy_exits_cleanly(tmp_path: Path, pg_url: str) -> None:
+    """SIGTERM, then SIGINT at once (Ctrl-C after a stop), while its jobs run: it exits 0.
+
+    The handler used to shut the scheduler down itself and wait there for the running jobs; the
+    second signal, handled inside that wait, found the scheduler stopped already (exit 1). The
+    same handler, run while the main thread was inside the thread pool's submit, waited forever
+    on the pool's lock that thread held (the worker that never exited): only the race differs.
+    """
+    upstream = tmp_path / "up"
+    make_repo(upstream, [CommitSpec({"config.json": b'{"u": 0}'})])
+    store = SqlStore(pg_url)
+    store.start()
+    for k in range(40):
+        store.add_repo(RepoRef(f"org/m{k}", SourceKind.GIT, str(upstream)))
+    store.close()
+    fleet = Fleet(tmp_path, _env(pg_url))
+    try:
+        proc = fleet.start()
+        deadline = time.monotonic() + STOP_S
+        while not any(line.get("event") == "revision_detected" for line in fleet.lines()):
+            assert proc.poll() is None and time.monotonic() < deadline, "no poll ran"
+            time.sleep(0.1)
+        fleet.stop([proc], signals=(signal.SIGTERM, signal.SIGINT))
+    finally:
+        fleet.close()
+    assert "daemon_stopped" in [line.get("event") for line in fleet.lines()]

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import functools
 import signal
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from types import FrameType
 
 import structlog
-from apscheduler.schedulers.blocking import BlockingScheduler
+from apscheduler.schedulers.background import BackgroundScheduler
 
 from hubwatch import metrics
 from hubwatch.errors import StoreUnavailable
@@ -36,6 +37,9 @@ from hubwatch.worker.discovery import Discovery
 from hubwatch.worker.work import Worker, worker_slot
 
 log = structlog.get_logger(__name__)
+
+STOP_POLL_S = 0.2
+"""How often the main thread looks for a stop signal: the most it adds to a stop."""
 
 
 @dataclass(frozen=True)
@@ -105,30 +109,53 @@ def run_forever(
     with worker_slot(rt.store, owner or cfg.worker_id) as name:
         worker = make_worker(rt, name)
         scheduler = _scheduler(rt, worker, extra_jobs)
-
-        def stop(signum: int, _frame: FrameType | None) -> None:
-            log.info("daemon_stopping", signal=signal.Signals(signum).name)
-            worker.stopping.set()  # the current revisions finish; the rest is released
-            scheduler.shutdown(wait=True)
-
-        signal.signal(signal.SIGTERM, stop)
-        signal.signal(signal.SIGINT, stop)
+        signals = StopSignals()
         if metrics_port is not None:
             metrics.serve(metrics_port)
+        scheduler.start()
         log.info(
             "daemon_started",
             worker=worker.owner,
             interval_s=cfg.poll_interval_s,
             metrics_port=metrics_port,
         )
-        scheduler.start()
+        received = signals.wait()
+        log.info("daemon_stopping", signal=received.name)
+        worker.stopping.set()  # the current revisions finish; the rest is released
+        scheduler.shutdown(wait=True)  # the jobs running now end
         worker.wind_down()  # the polls still running stop at their next revision
+        log.info("daemon_stopped", worker=worker.owner)
 
 
-def _scheduler(rt: Runtime, worker: Worker, extra: Sequence[PeriodicJob]) -> BlockingScheduler:
+class StopSignals:
+    """SIGTERM and SIGINT, noted by a handler that does nothing else; `wait` for one.
+
+    A handler runs in the main thread between any two of its bytecodes, so inside whatever lock
+    that thread holds then: the log handler's (the scheduler logs a skipped run from there), the
+    thread pool's, an Event's. One that logs, sets an Event or waits for the jobs can deadlock
+    with the threads that need that lock (a worker that never exits), or find the scheduler not
+    started yet (exit 1). So the handler only appends to a list, and the main thread acts.
+    """
+
+    def __init__(self) -> None:
+        self.received: list[signal.Signals] = []
+        signal.signal(signal.SIGTERM, self._note)
+        signal.signal(signal.SIGINT, self._note)
+
+    def _note(self, signum: int, _frame: FrameType | None) -> None:
+        self.received.append(signal.Signals(signum))  # takes no lock
+
+    def wait(self) -> signal.Signals:
+        """The first stop signal, once one came (looked for every `STOP_POLL_S`)."""
+        while not self.received:
+            time.sleep(STOP_POLL_S)
+        return self.received[0]
+
+
+def _scheduler(rt: Runtime, worker: Worker, extra: Sequence[PeriodicJob]) -> BackgroundScheduler:
     """The worker's jobs: discovery, the polls, and the periodic ones."""
     cfg = rt.settings
-    scheduler = BlockingScheduler(timezone=UTC)
+    scheduler = BackgroundScheduler(timezone=UTC)
     every = min(cfg.work_tick_s, cfg.poll_interval_s)
     # Two jobs, so that a slow discovery (a listing from a black-holed Hub) never holds up the
     # polls of repos already woken; each delays its own next run when slow, never overlaps it.

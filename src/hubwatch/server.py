@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from types import FrameType
 
 import h11
 import httpx2
@@ -23,7 +21,7 @@ from hubwatch.api import (
     store_poller,
     store_recorder,
 )
-from hubwatch.daemon import PeriodicJob, run_forever
+from hubwatch.daemon import PeriodicJob, StopSignals, run_forever
 from hubwatch.errors import HubwatchError
 from hubwatch.notify.delivery import DeliveryRetry, WebhookDeliverer
 from hubwatch.notify.urls import UrlPolicy
@@ -172,18 +170,10 @@ def serve_read_only(rt: Runtime, host: str, port: int, ready: Ready | None = Non
     """Serve the API's reads until SIGINT or SIGTERM: no polls and no deliveries (they write),
     writes answered 503 with the reason. Restarted once the disk has room, `serve` is whole."""
     log.warning("serving_read_only", reason=rt.store.read_only)
-    stopping = threading.Event()
-
-    def stop(signum: int, _frame: FrameType | None) -> None:
-        log.info("daemon_stopping", signal=signal.Signals(signum).name)
-        stopping.set()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    signals = StopSignals()  # a handler that set an Event could deadlock with the wait below
     with api_server(rt, host, port) as server:
         url = bound_url(server, host)
         log.info("api_started", host=host, port=port, url=url, read_only=True)
         if ready is not None:
             ready(url)
-        while not stopping.wait(1.0):
-            pass
+        log.info("daemon_stopping", signal=signals.wait().name)

@@ -72,6 +72,8 @@ class DiscoveryResult:
     unanswered: set[str] = field(default_factory=set)
     """Hosts (the Hub, a git host) that let a check time out: their other repos' checks wait for
     the next cycle, so that a black-holed host costs one timeout a cycle, not one per repo."""
+    stopped: bool = False
+    """Ended early, its worker stopping: the repos it did not reach wait for the next cycle."""
 
 
 class Discovery:
@@ -113,11 +115,17 @@ class Discovery:
         spread = 1 + self._rng.uniform(-self._jitter, self._jitter)
         return now + timedelta(seconds=self._interval * spread)
 
-    def run(self, heartbeat: Callable[[], None] | None = None) -> DiscoveryResult:
+    def run(
+        self,
+        heartbeat: Callable[[], None] | None = None,
+        stopping: Callable[[], bool] | None = None,
+    ) -> DiscoveryResult:
         """Wake every repo that needs a poll, changes first; check the ones the listings cannot
         vouch for, inside the cycle's budget.
 
-        `heartbeat` is called now and then during long runs (to renew the job's lease).
+        `heartbeat` is called now and then during long runs (to renew the job's lease);
+        `stopping`, before each repo's pass: once true, the cycle ends there (a worker told to
+        stop waits for its discovery, which may owe a `git ls-remote` to each repo).
         """
         now = datetime.now(UTC)
         result = DiscoveryResult()
@@ -138,9 +146,13 @@ class Discovery:
         # With every walk complete, a repo the walks did not name matters only when due: the
         # pass reads those alone (about a 144th of the repos a cycle, at the defaults).
         due_by = now if all(w.covered for w in walks.values()) else None
-        while page := self._store.schedule_page(after, PAGE, due_by):
+        stopped = stopping or (lambda: False)
+        while not result.stopped and (page := self._store.schedule_page(after, PAGE, due_by)):
             after = page[-1].ref.repo_id
             for entry in page:
+                if stopped():
+                    result.stopped = True
+                    break
                 self._pass(entry, walks.get(entry.ref.source), now, plan, budget, result)
             plan.flush(self._store)
             if heartbeat:
@@ -157,6 +169,7 @@ class Discovery:
             checked=result.checked,
             vouched=result.vouched,
             deferred=result.deferred,
+            stopped=result.stopped,
         )
         return result
 

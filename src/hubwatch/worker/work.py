@@ -162,7 +162,7 @@ class Worker:
         ):
             return None
         try:
-            return self._discovery.run(heartbeat=self._renew_job)
+            return self._discovery.run(heartbeat=self._renew_job, stopping=self.stopping.is_set)
         finally:
             next_run = now + timedelta(seconds=self._interval)
             self._store.finish_job(DISCOVERY_JOB, self.owner, next_run)
