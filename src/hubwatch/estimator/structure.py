@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -39,6 +40,27 @@ class Param:
     active: int | None = None
     """Parameters a token passes through (MoE: top-k experts); None means all of them."""
 
+    def __init__(
+        self,
+        module: str,
+        numel: int,
+        kind: str,
+        fan_in: int = 0,
+        fan_out: int = 0,
+        copies: int = 1,
+        active: int | None = None,
+    ) -> None:
+        # NOTE: the dataclass's own __init__ sets each field through object.__setattr__ (it is
+        # frozen), twice as slow as the slots' own setters; a model's read makes a few dozen.
+        m, n, k, i, o, c, a = _PARAM_SLOTS
+        m(self, module)
+        n(self, numel)
+        k(self, kind)
+        i(self, fan_in)
+        o(self, fan_out)
+        c(self, copies)
+        a(self, active)
+
     @property
     def active_numel(self) -> int:
         return self.numel if self.active is None else self.active
@@ -46,6 +68,13 @@ class Param:
     @property
     def is_linear(self) -> bool:
         return self.fan_in > 0
+
+
+_PARAM_SLOTS: tuple[Callable[[Param, object], None], ...] = tuple(
+    getattr(Param, name).__set__
+    for name in ("module", "numel", "kind", "fan_in", "fan_out", "copies", "active")
+)
+"""The setters of Param's slots, in the order of its fields."""
 
 
 NOT_QUANTISED = frozenset({"head", "embedding"})

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Literal
+from dataclasses import dataclass
+from typing import Literal, NamedTuple
 
 from hubwatch.estimator.config import CannotEstimate, Reader
 from hubwatch.estimator.registry import Built
@@ -159,9 +159,9 @@ class Decoder:
         return Built((tower,), d.context)
 
 
-@dataclass(frozen=True, slots=True)
-class _Dims:
-    """The sizes and switches a llama-shaped config states, read in one pass."""
+class _Dims(NamedTuple):
+    """The sizes and switches a llama-shaped config states, read in one pass (a tuple: made
+    for every config, and a frozen dataclass's ten fields are slow to set)."""
 
     hidden: int
     layers: int
@@ -282,7 +282,7 @@ def _layers(
 ) -> tuple[Layer, ...]:
     qkv_bias, o_bias, mlp_bias = shape.biases(r)
     if shape.dense_width:
-        d = replace(d, inter=r.integer(shape.dense_width, limit="intermediate"))
+        d = d._replace(inter=r.integer(shape.dense_width, limit="intermediate"))
     attention = _attention(shape, d, r, qkv_bias, o_bias)
     dense = _dense(shape, d, mlp_bias)
     norms = shape.norms if shape.norms_rule is None else shape.norms_rule(r)
