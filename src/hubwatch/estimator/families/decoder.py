@@ -294,15 +294,13 @@ def _layers(
         blocks[True] = (*attention, *moe.params(d.hidden), norm)
     # NOTE: one Layer per distinct (block, cache) pair, shared by every layer that is alike, so
     # what is computed per layer downstream is computed once per kind of layer.
+    sparse = [False] * d.layers if moe is None else [i in moe.sparse for i in range(d.layers)]
+    keys = list(zip(sparse, types[: d.layers], strict=True))
     made: dict[tuple[bool, str], Layer] = {}
-    out: list[Layer] = []
-    for i in range(d.layers):
-        sparse = moe is not None and i in moe.sparse
-        key = (sparse, types[i])
-        if key not in made:
-            act = 4 * d.hidden + 2 * d.heads * d.head_dim + 2 * d.kv * d.head_dim
-            act += moe.act(d.hidden) if moe is not None and sparse else 4 * d.inter
-            kind, elems, window = _kv(types[i], 2 * d.kv * d.head_dim, d.window)
-            made[key] = Layer(blocks[sparse], kind, elems, window, act, d.heads)
-        out.append(made[key])
-    return tuple(out)
+    for key in dict.fromkeys(keys):  # each kind of layer, in the order they first appear
+        experts, kind = key
+        act = 4 * d.hidden + 2 * d.heads * d.head_dim + 2 * d.kv * d.head_dim
+        act += moe.act(d.hidden) if moe is not None and experts else 4 * d.inter
+        cache, elems, window = _kv(kind, 2 * d.kv * d.head_dim, d.window)
+        made[key] = Layer(blocks[experts], cache, elems, window, act, d.heads)
+    return tuple(map(made.__getitem__, keys))
