@@ -80,6 +80,12 @@ class Reader:
         key, value = self._get(keys, default)
         if type(value) is int and minimum <= value <= LIMITS[limit]:
             return value  # the common case, all checks below passed at once
+        return self._checked(keys, key, value, limit, minimum)
+
+    def _checked(
+        self, keys: tuple[str, ...], key: str, value: object, limit: str, minimum: int
+    ) -> int:
+        """`value` (found under `key`) as an integer within `minimum` and the limit."""
         if value is None:
             raise CannotEstimate(f"{self.where} lacks {keys[0]!r} and its family has no default")
         if isinstance(value, bool) or not isinstance(value, int):
@@ -97,15 +103,18 @@ class Reader:
 
     def opt_integer(self, *keys: str, limit: str = "small", minimum: int = 1) -> int | None:
         """An integer if present (and not null), else the default, else None."""
-        if any(key in self.raw and self.raw[key] is None for key in keys):
+        raw = self.raw
+        if any(key in raw and raw[key] is None for key in keys):
             return None  # an explicit null: "none" (no sliding window, no q LoRA rank)
         try:
-            _key, value = self._get(keys, _MISSING)
+            key, value = self._get(keys, _MISSING)
         except CannotEstimate:
             return None
         if value is None:
             return None  # the config class's default is null too
-        return self.integer(*keys, limit=limit, minimum=minimum)
+        if type(value) is int and minimum <= value <= LIMITS[limit]:
+            return value
+        return self._checked(keys, key, value, limit, minimum)
 
     def flag(self, key: str, default: bool | object = _MISSING) -> bool:
         key, value = self._get((key,), default)

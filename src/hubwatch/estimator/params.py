@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from operator import attrgetter
 
-from hubwatch.estimator.structure import Model, counted
-
-_PARAMS = attrgetter("params")
+from hubwatch.estimator.structure import Model, stack
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,13 +33,8 @@ def count_params(model: Model) -> ParamCount:
     by_module: dict[str, int] = defaultdict(int)
     total = active = 0
     for tower in model.towers:
-        # NOTE: layers alike are one Layer object; count each once, times its repeats.
-        params_of = list(map(_PARAMS, tower.layers))
-        ids = list(map(id, params_of))
-        distinct = dict(zip(ids, params_of, strict=True))  # in the order they first appear
-        groups = [(tower.before, 1), (tower.after, 1)]
-        repeats = counted(ids)
-        groups += [(group, repeats[at]) for at, group in distinct.items()]
+        # NOTE: layers alike share one tuple of parameters; count each once, times its repeats.
+        groups = [(tower.before, 1), (tower.after, 1), *stack(tower.layers).groups]
         name, prefix, summed = tower.name, f"{tower.name}.", 0
         for params, times in groups:
             for p in params:

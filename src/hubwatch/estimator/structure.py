@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from operator import attrgetter
+from typing import Any
 
 
 class KvKind(StrEnum):
@@ -39,6 +40,27 @@ class Param:
     active: int | None = None
     """Parameters a token passes through (MoE: top-k experts); None means all of them."""
 
+    def __init__(
+        self,
+        module: str,
+        numel: int,
+        kind: str,
+        fan_in: int = 0,
+        fan_out: int = 0,
+        copies: int = 1,
+        active: int | None = None,
+    ) -> None:
+        # NOTE: the dataclass's own __init__ sets each field through object.__setattr__ (it is
+        # frozen), twice as slow as the slots' own setters; a model's read makes a few dozen.
+        m, n, k, i, o, c, a = _PARAM_SLOTS
+        m(self, module)
+        n(self, numel)
+        k(self, kind)
+        i(self, fan_in)
+        o(self, fan_out)
+        c(self, copies)
+        a(self, active)
+
     @property
     def active_numel(self) -> int:
         return self.numel if self.active is None else self.active
@@ -46,6 +68,13 @@ class Param:
     @property
     def is_linear(self) -> bool:
         return self.fan_in > 0
+
+
+_PARAM_SLOTS: tuple[Callable[[Param, object], None], ...] = tuple(
+    getattr(Param, name).__set__
+    for name in ("module", "numel", "kind", "fan_in", "fan_out", "copies", "active")
+)
+"""The setters of Param's slots, in the order of its fields."""
 
 
 NOT_QUANTISED = frozenset({"head", "embedding"})
@@ -124,12 +153,68 @@ def numel(tower: Tower) -> int:
     """Parameters of `tower`: `all_params()` summed, each distinct layer's once, times its
     repeats (layers alike share one tuple of parameters)."""
     total = sum(p.numel for p in tower.before) + sum(p.numel for p in tower.after)
-    params = list(map(_PARAMS, tower.layers))
-    ids = list(map(id, params))
-    groups = dict(zip(ids, params, strict=True))
-    repeats = counted(ids)
-    layers: int = sum(sum(p.numel for p in group) * repeats[at] for at, group in groups.items())
-    return total + layers
+    return total + stack(tower.layers).numel
+
+
+@dataclass(frozen=True, slots=True)
+class Stack:
+    """A tower's layers as every count reads them: each distinct layer once, with its repeats,
+    and each distinct tuple of parameters once (layers alike are one Layer object, and layers
+    that differ only in their cache share one tuple of parameters)."""
+
+    layers: tuple[Layer, ...]
+    """Each distinct layer, in the order they first appear."""
+    repeats: tuple[int, ...]
+    """How many layers of the tower each of `layers` is."""
+    index: tuple[int, ...]
+    """For each layer of the tower, its distinct layer's place in `layers`."""
+    groups: tuple[tuple[tuple[Param, ...], int], ...]
+    """Each distinct tuple of parameters with the layers holding it, in the order they first
+    appear."""
+    numel: int
+    """Parameters of all the layers."""
+
+
+def stack(layers: tuple[Layer, ...]) -> Stack:
+    """The `Stack` of `layers`, made once: reading, counting and walking a model all read it
+    (kept by the tuple's identity, the tuple held beside)."""
+    found = _STACKS.get(id(layers))
+    if found is not None and found[0] is layers:
+        return found[1]
+    made = _stack(layers)
+    if len(_STACKS) >= 64:
+        _STACKS.clear()  # a sizing reads one model's few towers; older ones are not read again
+    _STACKS[id(layers)] = (layers, made)
+    return made
+
+
+_STACKS: dict[int, tuple[tuple[Layer, ...], Stack]] = {}
+
+
+def _stack(layers: tuple[Layer, ...]) -> Stack:
+    ids = list(map(id, layers))
+    by_id = dict(zip(ids, layers, strict=True))
+    if len(by_id) == 1:  # the common case: every layer alike
+        params = layers[0].params
+        n = len(layers)
+        return Stack(layers[:1], (n,), (0,) * n, ((params, n),), _numel(params) * n)
+    at = {key: n for n, key in enumerate(by_id)}
+    distinct = tuple(by_id.values())
+    repeats = tuple(counted(ids).values())
+    groups: dict[int, list[Any]] = {}
+    for layer, times in zip(distinct, repeats, strict=True):
+        group = groups.get(id(layer.params))
+        if group is None:
+            groups[id(layer.params)] = [layer.params, times]
+        else:
+            group[1] += times
+    shared = tuple((params, times) for params, times in groups.values())
+    total = sum(_numel(params) * times for params, times in shared)
+    return Stack(distinct, repeats, tuple(map(at.__getitem__, ids)), shared, total)
+
+
+def _numel(params: tuple[Param, ...]) -> int:
+    return sum(p.numel for p in params)
 
 
 def counted(ids: list[int]) -> dict[int, int]:
@@ -140,9 +225,6 @@ def counted(ids: list[int]) -> dict[int, int]:
         # Counter's set-up, and Counter stays for the rare many
         return {at: ids.count(at) for at in kinds}
     return dict(Counter(ids))
-
-
-_PARAMS = attrgetter("params")
 
 
 LM_HEADS = frozenset({"lm_head", "embed_out", "output"})

@@ -10,8 +10,9 @@ from hubwatch.estimator.structure import (
     NOT_QUANTISED,
     Model,
     Param,
+    Stack,
     Tower,
-    counted,
+    stack,
 )
 
 Fact = tuple[int, bool, bool, int, str]
@@ -44,14 +45,25 @@ def facts(params: Sequence[Param]) -> tuple[Fact, ...]:
 
 def _tower(tower: Tower) -> tuple[Fact, ...]:
     """The facts of `tower.all_params()`, each distinct layer's made once."""
+    walked = stack(tower.layers)
+    made = _layer_facts(walked)
+    out = list(facts(tower.before))
+    for at in walked.index:
+        out += made[at]
+    out += facts(tower.after)
+    return tuple(out)
+
+
+def _layer_facts(walked: Stack) -> list[tuple[Fact, ...]]:
+    """The facts of each of `walked.layers`, each distinct tuple of parameters' made once."""
     made: dict[int, tuple[Fact, ...]] = {}
-    out = facts(tower.before)
-    for layer in tower.layers:
+    out = []
+    for layer in walked.layers:
         found = made.get(id(layer.params))
         if found is None:
             found = made[id(layer.params)] = facts(layer.params)
-        out += found
-    return out + facts(tower.after)
+        out.append(found)
+    return out
 
 
 class Walk:
@@ -79,22 +91,16 @@ class Walk:
         self.others = tuple((t.name, _tower(t)) for t in model.towers if t is not text)
         """(name, facts) of each tower but the text one, in order."""
         self.before = facts(text.before)
-        ids = list(map(id, text.layers))
-        by_id = dict(zip(ids, text.layers, strict=True))
-        at = {key: n for n, key in enumerate(by_id)}  # in the order they first appear
-        layers = list(by_id.values())
-        repeats = list(counted(ids).values())
-        index = list(map(at.__getitem__, ids))
-        self.layers = tuple((layer, facts(layer.params)) for layer in layers)
+        walked = stack(text.layers)
+        self.layers = tuple(zip(walked.layers, _layer_facts(walked), strict=True))
         """(layer, facts) of each distinct layer, in the order they first appear."""
-        self.repeats = tuple(repeats)
-        self.index = tuple(index)
+        self.repeats = walked.repeats
+        self.index = walked.index
         """For each layer of the text tower, its distinct layer's place in `layers`."""
         self.after_params = model.resident_after
         self.after = facts(self.after_params)
-        distinct = {id(layer.params): layer.params for layer in layers}
         self.largest_linear = max(
-            (p.numel for params in distinct.values() for p in params if p.is_linear), default=0
+            (p.numel for params, _ in walked.groups for p in params if p.is_linear), default=0
         )
         """The largest linear module of any layer (QLoRA dequantises one at a time)."""
         computes = model.computes

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Literal
+from dataclasses import dataclass
+from typing import Literal, NamedTuple
 
 from hubwatch.estimator.config import CannotEstimate, Reader
 from hubwatch.estimator.registry import Built
@@ -159,9 +159,9 @@ class Decoder:
         return Built((tower,), d.context)
 
 
-@dataclass(frozen=True, slots=True)
-class _Dims:
-    """The sizes and switches a llama-shaped config states, read in one pass."""
+class _Dims(NamedTuple):
+    """The sizes and switches a llama-shaped config states, read in one pass (a tuple: made
+    for every config, and a frozen dataclass's ten fields are slow to set)."""
 
     hidden: int
     layers: int
@@ -282,7 +282,7 @@ def _layers(
 ) -> tuple[Layer, ...]:
     qkv_bias, o_bias, mlp_bias = shape.biases(r)
     if shape.dense_width:
-        d = replace(d, inter=r.integer(shape.dense_width, limit="intermediate"))
+        d = d._replace(inter=r.integer(shape.dense_width, limit="intermediate"))
     attention = _attention(shape, d, r, qkv_bias, o_bias)
     dense = _dense(shape, d, mlp_bias)
     norms = shape.norms if shape.norms_rule is None else shape.norms_rule(r)
@@ -294,15 +294,13 @@ def _layers(
         blocks[True] = (*attention, *moe.params(d.hidden), norm)
     # NOTE: one Layer per distinct (block, cache) pair, shared by every layer that is alike, so
     # what is computed per layer downstream is computed once per kind of layer.
+    sparse = [False] * d.layers if moe is None else [i in moe.sparse for i in range(d.layers)]
+    keys = list(zip(sparse, types[: d.layers], strict=True))
     made: dict[tuple[bool, str], Layer] = {}
-    out: list[Layer] = []
-    for i in range(d.layers):
-        sparse = moe is not None and i in moe.sparse
-        key = (sparse, types[i])
-        if key not in made:
-            act = 4 * d.hidden + 2 * d.heads * d.head_dim + 2 * d.kv * d.head_dim
-            act += moe.act(d.hidden) if moe is not None and sparse else 4 * d.inter
-            kind, elems, window = _kv(types[i], 2 * d.kv * d.head_dim, d.window)
-            made[key] = Layer(blocks[sparse], kind, elems, window, act, d.heads)
-        out.append(made[key])
-    return tuple(out)
+    for key in dict.fromkeys(keys):  # each kind of layer, in the order they first appear
+        experts, kind = key
+        act = 4 * d.hidden + 2 * d.heads * d.head_dim + 2 * d.kv * d.head_dim
+        act += moe.act(d.hidden) if moe is not None and experts else 4 * d.inter
+        cache, elems, window = _kv(kind, 2 * d.kv * d.head_dim, d.window)
+        made[key] = Layer(blocks[experts], cache, elems, window, act, d.heads)
+    return tuple(map(made.__getitem__, keys))
