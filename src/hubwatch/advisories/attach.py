@@ -29,7 +29,7 @@ from hubwatch.models import (
 from hubwatch.store.advisories import AdvisoryStore
 from hubwatch.store.changes import ChangeStore
 from hubwatch.store.known import KnownContent
-from hubwatch.store.repos import RepoStore, RevisionStore, each_repo
+from hubwatch.store.repos import RepoStore, RevisionStore, each_repo, repo_pages
 
 
 class AttachStore(RepoStore, RevisionStore, KnownContent, ChangeStore, AdvisoryStore, Protocol):
@@ -182,14 +182,12 @@ class AdvisoryAttacher:
 
     def _revisions(self) -> Iterator[list[tuple[str, CommitSha]]]:
         """Every stored revision, a page of repos at a time: memory flat in the repos."""
-        after: str | None = None
-        while page := self._store.repos_page(after, REPO_PAGE):
+        for page in repo_pages(self._store, page=REPO_PAGE):
             yield [
                 (tracked.ref.repo_id, revision.sha)
                 for tracked in page
                 for revision in self._store.history(tracked.ref.repo_id)
             ]
-            after = page[-1].ref.repo_id
 
 
 def repo_url(tracked: TrackedRepo, hub_endpoint: str) -> str:
