@@ -7,11 +7,9 @@ import math
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
-from itertools import accumulate, chain
-from operator import attrgetter, itemgetter
 
 from hubwatch.estimator.config import CannotEstimate
-from hubwatch.estimator.memory import CUDA_CONTEXT, SLACK, Layout, Memory, on_card
+from hubwatch.estimator.memory import CUDA_CONTEXT, SLACK, Memory, on_card
 
 MAX_BATCH = 65_536
 """Reported as "at least" when memory allows more (encoders, tiny models)."""
@@ -107,8 +105,8 @@ class _Sums:
         found = self.kept.get(k)
         if found is None:
             if not self._fixed:
-                self._fixed = _running(self.layout, 0)
-                self._per = _running(self.layout, 1)
+                self._fixed = self.layout.running(0)
+                self._per = self.layout.running(1)
             fixed, per, extra = self._fixed, self._per, self.extra
             found = (
                 math.ceil(_GROW * fixed[k]),
@@ -118,20 +116,6 @@ class _Sums:
             )
             self.kept[k] = found
         return found
-
-    def layers(self, k: int) -> int:
-        """How many of units[:k] are layers."""
-        return min(max(k - len(self.layout.before), 0), len(self.layout.index))
-
-
-def _running(layout: Layout, field: int) -> list[int]:
-    """The running sums (from 0) of the units' fixed (`field` 0) or per-sequence (1) bytes,
-    in placement order, a term for each layer."""
-    of = itemgetter(field)
-    ends = attrgetter("fixed" if field == 0 else "per_seq")
-    by_layer = list(map(of, layout.sizes))
-    terms = chain(map(ends, layout.before), map(by_layer.__getitem__, layout.index))
-    return [0, *accumulate(chain(terms, map(ends, layout.after)))]
 
 
 _GROW = 1 + SLACK
@@ -187,10 +171,10 @@ def _split(card: Gpu, sums: _Sums) -> Fit:
         return Fit(card.name, 2, 0, need=sums.whole)
     name = sums.layout.name
     where = f"{name(0)}..{name(cut - 1)} | {name(cut)}..{name(count - 1)}"
-    layers = sums.layers(cut)
+    layers = sums.layout.layers(cut)
     a, pa, b, pb = sums.sides(cut)
     need = CUDA_CONTEXT + max(a + pa, b + pb)
-    return Fit(card.name, 2, best, where, (layers, sums.layers(count) - layers), need)
+    return Fit(card.name, 2, best, where, (layers, sums.layout.layers(count) - layers), need)
 
 
 def _max_batch(fixed: int, per_seq: int, capacity: int) -> int:

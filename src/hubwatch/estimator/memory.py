@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from itertools import accumulate, chain
+from operator import attrgetter
 
 from hubwatch.estimator.config import CannotEstimate
 from hubwatch.estimator.structure import NOT_QUANTISED, KvKind, Layer, Model, Param
@@ -91,6 +93,20 @@ class Layout:
             fixed += f * times
             per += p * times
         return fixed, per
+
+    def running(self, field: int) -> list[int]:
+        """The running sums (from 0) of the units' fixed (`field` 0) or per-sequence (1)
+        bytes, in placement order, a term for each layer: units[:k] hold the k-th."""
+        of = attrgetter("fixed" if field == 0 else "per_seq")
+        by_layer = [size[field] for size in self.sizes]
+        terms = chain(
+            map(of, self.before), map(by_layer.__getitem__, self.index), map(of, self.after)
+        )
+        return [0, *accumulate(terms)]
+
+    def layers(self, k: int) -> int:
+        """How many of units[:k] are layers."""
+        return min(max(k - len(self.before), 0), len(self.index))
 
     def name(self, i: int) -> str:
         """The name of unit `i` in placement order."""
