@@ -78,14 +78,14 @@ class Reader:
     ) -> int:
         """A positive (or >= minimum) integer under the first of `keys` present."""
         key, value = self._get(keys, default)
-        if type(value) is int and minimum <= value <= LIMITS[limit]:
-            return value  # the common case, all checks below passed at once
         return self._checked(keys, key, value, limit, minimum)
 
     def _checked(
         self, keys: tuple[str, ...], key: str, value: object, limit: str, minimum: int
     ) -> int:
         """`value` (found under `key`) as an integer within `minimum` and the limit."""
+        if type(value) is int and minimum <= value <= LIMITS[limit]:
+            return value  # the common case, all checks below passed at once
         if value is None:
             raise CannotEstimate(f"{self.where} lacks {keys[0]!r} and its family has no default")
         if isinstance(value, bool) or not isinstance(value, int):
@@ -112,8 +112,6 @@ class Reader:
             return None
         if value is None:
             return None  # the config class's default is null too
-        if type(value) is int and minimum <= value <= LIMITS[limit]:
-            return value
         return self._checked(keys, key, value, limit, minimum)
 
     def flag(self, key: str, default: bool | object = _MISSING) -> bool:
