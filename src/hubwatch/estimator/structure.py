@@ -194,10 +194,6 @@ _STACKS: dict[int, tuple[tuple[Layer, ...], Stack]] = {}
 def _stack(layers: tuple[Layer, ...]) -> Stack:
     ids = list(map(id, layers))
     by_id = dict(zip(ids, layers, strict=True))
-    if len(by_id) == 1:  # the common case: every layer alike
-        params = layers[0].params
-        n = len(layers)
-        return Stack(layers[:1], (n,), (0,) * n, ((params, n),), _numel(params) * n)
     at = {key: n for n, key in enumerate(by_id)}
     distinct = tuple(by_id.values())
     repeats = tuple(counted(ids).values())
