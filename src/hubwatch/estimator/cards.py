@@ -79,43 +79,50 @@ def fit(memory: Memory, card: Gpu) -> Fit:
 
 
 class _Sums:
-    """A workload's bytes on one card, and the running sums of its units: where each two-card
-    split puts the bytes. Built once per workload, whichever cards it is fitted on."""
+    """A workload's bytes on one card, and what each two-card split puts on each card. Built
+    once per workload, whichever cards it is fitted on."""
 
-    __slots__ = ("layout", "count", "extra", "alone", "whole", "_fixed", "_per", "kept")
+    __slots__ = ("layout", "count", "extra", "fixed", "per", "alone", "whole", "kept")
 
     def __init__(self, memory: Memory) -> None:
         self.layout = layout = memory.layout
         self.count = len(layout)
         self.extra = memory.extra_per_seq
-        fixed, per = layout.totals()
-        self.alone = on_card(fixed, per + self.extra)
+        self.fixed, self.per = layout.totals()
+        self.alone = on_card(self.fixed, self.per + self.extra)
         """(fixed, per sequence) bytes of the whole workload on one card."""
         self.whole = sum(self.alone)
-        # NOTE: the running sums are made when a card first needs a split, not before
-        self._fixed: list[int] = []
-        self._per: list[int] = []
         self.kept: dict[int, tuple[int, int, int, int]] = {}
         """`sides(k)` by k, as computed so far."""
 
     def sides(self, k: int) -> tuple[int, int, int, int]:
         """Units[:k] and units[k:] on a card each, slack included: (fixed, per sequence) of
-        the first, then of the second; kept, since the binary searches of the cards go
-        through the same cuts."""
+        the first, then of the second; kept, since the searches of the cards go through the
+        same cuts."""
         found = self.kept.get(k)
         if found is None:
-            if not self._fixed:
-                self._fixed = self.layout.running(0)
-                self._per = self.layout.running(1)
-            fixed, per, extra = self._fixed, self._per, self.extra
+            fixed, per = self.layout.prefix(k)
+            extra = self.extra
             found = (
-                math.ceil(_GROW * fixed[k]),
-                math.ceil(_GROW * (per[k] + extra)),
-                math.ceil(_GROW * (fixed[-1] - fixed[k])),
-                math.ceil(_GROW * (per[-1] - per[k] + extra)),
+                math.ceil(_GROW * fixed),
+                math.ceil(_GROW * (per + extra)),
+                math.ceil(_GROW * (self.fixed - fixed)),
+                math.ceil(_GROW * (self.per - per + extra)),
             )
             self.kept[k] = found
         return found
+
+    def middle(self) -> int:
+        """The cut that leaves about half of the bytes at batch 1 on each side, where the
+        best split of most workloads lies or near it (the search starts there)."""
+        layout = self.layout
+        before = len(layout.before)
+        layers = len(layout.index)
+        start = sum(layout.prefix(before))
+        on_layers = sum(layout.prefix(before + layers)) - start
+        half = (self.fixed + self.per) / 2 - start
+        j = min(max(round(half * layers / on_layers), 0), layers) if on_layers > 0 else 0
+        return min(max(before + j, 1), self.count - 1)
 
 
 _GROW = 1 + SLACK
@@ -153,9 +160,30 @@ def _split(card: Gpu, sums: _Sums) -> Fit:
         )
 
     # NOTE: min(first, second) peaks where the two cross (fewer sequences fit the first card
-    # as k grows, more the second), so a binary search finds the best split in log(layers)
-    # steps instead of trying every one.
+    # as k grows, more the second): a search for the first cut where first <= second finds
+    # the best split in log(layers) steps instead of trying every one. It starts where the
+    # bytes halve and gallops out, since the crossing is seldom far from there.
     lo, hi = 1, count - 1
+    guess = sums.middle()
+    step = 1
+    if guess < hi:
+        first, second = both(guess)
+        if first <= second:
+            hi = guess
+            while (k := guess - step) >= lo:
+                first, second = both(k)
+                if first > second:
+                    lo = k + 1
+                    break
+                hi, step = k, step * 2
+        else:
+            lo = guess + 1
+            while (k := guess + step) < hi:
+                first, second = both(k)
+                if first <= second:
+                    hi = k
+                    break
+                lo, step = k + 1, step * 2
     while lo < hi:
         mid = (lo + hi) // 2
         first, second = both(mid)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from itertools import accumulate, chain
-from operator import attrgetter
 
 from hubwatch.estimator.config import CannotEstimate
 from hubwatch.estimator.structure import NOT_QUANTISED, KvKind, Layer, Model, Param
@@ -94,15 +92,25 @@ class Layout:
             per += p * times
         return fixed, per
 
-    def running(self, field: int) -> list[int]:
-        """The running sums (from 0) of the units' fixed (`field` 0) or per-sequence (1)
-        bytes, in placement order, a term for each layer: units[:k] hold the k-th."""
-        of = attrgetter("fixed" if field == 0 else "per_seq")
-        by_layer = [size[field] for size in self.sizes]
-        terms = chain(
-            map(of, self.before), map(by_layer.__getitem__, self.index), map(of, self.after)
-        )
-        return [0, *accumulate(terms)]
+    def prefix(self, k: int) -> tuple[int, int]:
+        """(fixed, per sequence) bytes of units[:k], in placement order."""
+        fixed = per = 0
+        for u in self.before[:k]:
+            fixed, per = fixed + u.fixed, per + u.per_seq
+        rest = k - len(self.before)
+        j = min(max(rest, 0), len(self.index))
+        if j and len(self.sizes) == 1:  # the common case, every layer alike: j of them
+            f, p = self.sizes[0]
+            fixed, per = fixed + f * j, per + p * j
+        elif j:
+            sizes = self.sizes
+            for at in self.index[:j]:
+                f, p = sizes[at]
+                fixed, per = fixed + f, per + p
+        if rest > j:
+            for u in self.after[: rest - j]:
+                fixed, per = fixed + u.fixed, per + u.per_seq
+        return fixed, per
 
     def layers(self, k: int) -> int:
         """How many of units[:k] are layers."""
