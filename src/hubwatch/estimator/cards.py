@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
@@ -160,37 +161,9 @@ def _split(card: Gpu, sums: _Sums) -> Fit:
         )
 
     # NOTE: min(first, second) peaks where the two cross (fewer sequences fit the first card
-    # as k grows, more the second): a search for the first cut where first <= second finds
-    # the best split in log(layers) steps instead of trying every one. It starts where the
-    # bytes halve and gallops out, since the crossing is seldom far from there.
-    lo, hi = 1, count - 1
-    guess = sums.middle()
-    step = 1
-    if guess < hi:
-        first, second = both(guess)
-        if first <= second:
-            hi = guess
-            while (k := guess - step) >= lo:
-                first, second = both(k)
-                if first > second:
-                    lo = k + 1
-                    break
-                hi, step = k, step * 2
-        else:
-            lo = guess + 1
-            while (k := guess + step) < hi:
-                first, second = both(k)
-                if first <= second:
-                    hi = k
-                    break
-                lo, step = k + 1, step * 2
-    while lo < hi:
-        mid = (lo + hi) // 2
-        first, second = both(mid)
-        if first <= second:
-            hi = mid
-        else:
-            lo = mid + 1
+    # as k grows, more the second): the first cut where first <= second is the best split
+    # or next to it, found in log(layers) steps instead of trying every one.
+    lo = _crossing(both, 1, count - 1, sums.middle())
     best, cut = 0, 0
     for k in (lo - 1, lo):
         if 1 <= k < count and (b := min(both(k))) > best:
@@ -203,6 +176,34 @@ def _split(card: Gpu, sums: _Sums) -> Fit:
     a, pa, b, pb = sums.sides(cut)
     need = CUDA_CONTEXT + max(a + pa, b + pb)
     return Fit(card.name, 2, best, where, (layers, sums.layout.layers(count) - layers), need)
+
+
+def _crossing(both: Callable[[int], tuple[int, int]], lo: int, hi: int, start: int) -> int:
+    """The least cut k in [lo, hi) where the first card holds no more sequences than the
+    second (`both(k)`: those of each; fewer on the first as k grows), or hi where there is
+    none: a binary search, within bounds galloped out from `start`, since the crossing is
+    seldom far from where the bytes halve."""
+    step = 1
+    if lo <= start < hi:
+        first, second = both(start)
+        if first <= second:
+            hi = start
+            while (k := start - step) >= lo and (b := both(k))[0] <= b[1]:
+                hi, step = k, step * 2
+            lo = max(lo, k + 1)
+        else:
+            lo = start + 1
+            while (k := start + step) < hi and (b := both(k))[0] > b[1]:
+                lo, step = k + 1, step * 2
+            hi = min(hi, k)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        first, second = both(mid)
+        if first <= second:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 def _max_batch(fixed: int, per_seq: int, capacity: int) -> int:
