@@ -119,9 +119,11 @@ class _Sums:
         layout = self.layout
         before = len(layout.before)
         layers = len(layout.index)
-        start = sum(layout.prefix(before))
-        on_layers = sum(layout.prefix(before + layers)) - start
-        half = (self.fixed + self.per) / 2 - start
+        start = sum(u.fixed + u.per_seq for u in layout.before)
+        end = sum(u.fixed + u.per_seq for u in layout.after)
+        whole = self.fixed + self.per
+        on_layers = whole - start - end
+        half = whole / 2 - start
         j = min(max(round(half * layers / on_layers), 0), layers) if on_layers > 0 else 0
         return min(max(before + j, 1), self.count - 1)
 

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, field
 
 from hubwatch.estimator.config import CannotEstimate
-from hubwatch.estimator.structure import NOT_QUANTISED, KvKind, Layer, Model, Param
+from hubwatch.estimator.structure import NOT_QUANTISED, KvKind, Layer, Model, Param, stack
 from hubwatch.estimator.walk import Fact, Walk, layer_names, walk
 
 GiB = 1024**3
@@ -84,9 +84,9 @@ class Layout:
 
     def totals(self) -> tuple[int, int]:
         """(fixed, per sequence) bytes of all the units together."""
-        ends = self.before + self.after
-        fixed = sum(u.fixed for u in ends)
-        per = sum(u.per_seq for u in ends)
+        fixed = per = 0
+        for u in self.before + self.after:
+            fixed, per = fixed + u.fixed, per + u.per_seq
         for (f, p), times in zip(self.sizes, self.repeats, strict=True):
             fixed += f * times
             per += p * times
@@ -103,10 +103,9 @@ class Layout:
             f, p = self.sizes[0]
             fixed, per = fixed + f * j, per + p * j
         elif j:
-            sizes = self.sizes
-            for at in self.index[:j]:
-                f, p = sizes[at]
-                fixed, per = fixed + f, per + p
+            layers = self.index[:j]
+            fixed += sum(map([f for f, _ in self.sizes].__getitem__, layers))
+            per += sum(map([p for _, p in self.sizes].__getitem__, layers))
         if rest > j:
             for u in self.after[: rest - j]:
                 fixed, per = fixed + u.fixed, per + u.per_seq
@@ -203,7 +202,7 @@ def _weights(walked: Walk, params: tuple[Fact, ...], per: float, other: float) -
     are whole: then every term and partial sum of `_bytes` is an integer below 2**53, exact,
     and so is this product of the totals."""
     if per.is_integer() and other.is_integer():
-        total, quantised, least, _, _ = walked.totals(params)
+        total, quantised, least, *_ = walked.totals(params)
         if least >= 0 and max(per, other) * total < 2**53:
             return math.ceil(per * quantised + other * (total - quantised))
     return math.ceil(_bytes(params, per, other))
@@ -222,7 +221,11 @@ def kv_bytes_per_token(model: Model, kv_dtype: str = "bf16") -> int:
     if not model.caches:
         return 0
     per = _dtype(kv_dtype)
-    return math.ceil(sum(layer.kv_elems_per_token for layer in model.text.layers) * per)
+    walked = stack(model.text.layers)  # layers alike counted once, times their repeats
+    elems = sum(
+        layer.kv_elems_per_token * n for layer, n in zip(walked.layers, walked.repeats, strict=True)
+    )
+    return math.ceil(elems * per)
 
 
 SERVING_CONTEXT = 4096

@@ -175,7 +175,7 @@ class _Resident:
 
     def _full(self, params: tuple[Fact, ...]) -> int:
         weight, state = self.weight, self.state
-        numel, _, least, _, _ = self.walked.totals(params)
+        numel, _, least, *_ = self.walked.totals(params)
         self.weights += weight * numel
         self.states += (state - weight) * numel
         if state * numel < _EXACT and least >= 0:
@@ -214,7 +214,7 @@ class _Resident:
         so the float sum is of integers, exact below 2**53 (None above: the loop decides)."""
         run, weight = self.run, self.weight
         targets = run.lora_targets
-        numel, _, least, width, narrowest = self.walked.totals(params)
+        numel, _, least, width, narrowest, _ = self.walked.totals(params)
         if targets is not None:
             widths = [f[3] for f in params if f[2] and f[4] in targets]
             width, narrowest = sum(widths), min(widths, default=0)
@@ -258,7 +258,9 @@ def training(model: Model, run: Run | None = None, **settings: object) -> Memory
         parts["dequantised_layer"] = 2 * walk(model).largest_linear
         first, *rest = placed.before
         dequantised = Unit(first.name, first.fixed + parts["dequantised_layer"], 0)
-        placed = replace(placed, before=(dequantised, *rest))
+        placed = Layout(
+            (dequantised, *rest), placed.sizes, placed.index, placed.repeats, placed.after
+        )
     # NOTE: slack grows with what is resident (measured peaks of 1.3B QLoRA runs were 1.29x
     # under a fixed 1 GiB); the CUDA context is the same for any model.
     parts["overhead"] = overhead(sum(parts.values()))
@@ -296,7 +298,7 @@ def _training_units(model: Model, run: Run, resident: _Resident) -> tuple[Layout
     largest = total = 0
     checkpointed = model.text.hidden * tokens * run.act_bytes
     for (layer, params), repeats in zip(walked.layers, walked.repeats, strict=True):
-        act = _activations(layer, params, run)
+        act = _activations(layer, params, run, walked)
         largest = max(largest, act)
         kept = checkpointed if run.gradient_checkpointing else act
         per_layer.append((resident.fixed(params, repeats), kept))
@@ -307,14 +309,17 @@ def _training_units(model: Model, run: Run, resident: _Resident) -> tuple[Layout
     return layout(walked, units, per_layer, (Unit("head", head, logits),)), largest, total
 
 
-def _activations(layer: Layer, params: tuple[Fact, ...], run: Run) -> int:
+def _activations(layer: Layer, params: tuple[Fact, ...], run: Run, walked: Walk) -> int:
     """Bytes of activations one sequence leaves saved in `layer` (its parameters' facts
-    `params`) for the backward pass."""
+    `params`, of `walked`) for the backward pass."""
     tokens = run.seq_len
     act = layer.act_elems_per_token * tokens * run.act_bytes
     if run.method != "full":
         targets = run.lora_targets
-        adapted = sum(1 for fact in params if fact[2] and (targets is None or fact[4] in targets))
+        if targets is None:
+            adapted = walked.totals(params)[5]
+        else:
+            adapted = sum(1 for fact in params if fact[2] and fact[4] in targets)
         act += adapted * (run.lora_rank * tokens * 2)
     if run.attention == "eager":
         act += layer.heads * tokens * tokens * 4  # scores and softmax, bf16

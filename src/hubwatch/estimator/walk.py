@@ -20,10 +20,10 @@ Fact = tuple[int, bool, bool, int, str]
 it, whether LoRA adapts it when every linear layer is targeted, its adapter width per rank
 ((fan_in + fan_out) x copies), and its module's last name (what named targets match)."""
 
-Totals = tuple[int, int, int, int, int]
+Totals = tuple[int, int, int, int, int, int]
 """Of one group of facts: the numels summed, the quantised ones' numels summed, the least
-numel, the adapter widths of the all-linear LoRA targets summed, and the least of those (0
-for an empty group)."""
+numel, the adapter widths of the all-linear LoRA targets summed, the least of those (0 for
+an empty group), and how many all-linear LoRA targets there are."""
 
 
 def facts(params: Sequence[Param]) -> tuple[Fact, ...]:
@@ -117,7 +117,8 @@ class Walk:
             widths = [fact[3] for fact in params if fact[2]]
             quantised = sum(fact[0] for fact in params if fact[1])
             made = (sum(numels), quantised, min(numels, default=0), sum(widths))
-            found = self._totals[id(params)] = (params, made + (min(widths, default=0),))
+            made += (min(widths, default=0), len(widths))
+            found = self._totals[id(params)] = (params, made)
         return found[1]
 
 
