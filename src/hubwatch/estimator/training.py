@@ -187,9 +187,12 @@ class _Resident:
         return math.ceil(total)
 
     def _adapted(self, params: tuple[Fact, ...]) -> int:
+        found = self._whole(params)
+        return self._summed(params) if found is None else found
+
+    def _summed(self, params: tuple[Fact, ...]) -> int:
+        """LoRA or QLoRA resident bytes of `params`, fact by fact, in floats."""
         run, total = self.run, 0.0
-        if run.method == "lora" and (found := self._lora(params)) is not None:
-            return found
         frozen = float(self.weight)
         quant = self.nf4 if run.method == "qlora" else frozen
         if run.method == "qlora":
@@ -209,23 +212,37 @@ class _Resident:
         self.states += ADAPTER_BYTES * adapters
         return math.ceil(total)
 
-    def _lora(self, params: tuple[Fact, ...]) -> int | None:
-        """`_adapted` under LoRA in integers: its base bytes per parameter (2 or 4) are whole,
-        so the float sum is of integers, exact below 2**53 (None above: the loop decides)."""
-        run, weight = self.run, self.weight
+    def _whole(self, params: tuple[Fact, ...]) -> int | None:
+        """`_adapted` in integers, from the walk's totals: its bytes per parameter are
+        fractions over a power of two (2 or 4 frozen, NF4's 2113/4096 quantised), so every
+        term and partial sum of its float sum is exact while the sum times that power is
+        below 2**53, and the float sum is the rational one (None otherwise: the loop
+        decides). The weights are ceiled one by one, as the loop does, unless every
+        quantised numel is a multiple of the denominator (then they are whole)."""
+        run = self.run
         targets = run.lora_targets
-        numel, _, least, width, narrowest, _ = self.walked.totals(params)
+        numel, quantised, least, width, narrowest, _, common = self.walked.totals(params)
+        quant: float = self.weight
+        frozen = self.weight
+        if run.method == "qlora":
+            quant, frozen = self.nf4, 4 if run.fp32_io else 2
+        over, under = quant.as_integer_ratio()
         if targets is not None:
             widths = [f[3] for f in params if f[2] and f[4] in targets]
             width, narrowest = sum(widths), min(widths, default=0)
         adapters = run.lora_rank * width
-        total = weight * numel + ADAPTER_BYTES * adapters
-        if total >= _EXACT or least < 0 or narrowest < 0:
+        rest = frozen * (numel - quantised)
+        scaled = over * quantised + under * (rest + ADAPTER_BYTES * adapters)  # total x under
+        if scaled >= _EXACT or least < 0 or narrowest < 0:
             return None
-        self.weights += weight * numel
+        if common % under == 0:
+            weights = over * quantised // under + rest
+        else:
+            weights = sum([-(-over * f[0] // under) for f in params if f[1]]) + rest
+        self.weights += weights
         self.adapters += adapters
         self.states += ADAPTER_BYTES * adapters
-        return total
+        return -(-scaled // under)
 
 
 _EXACT = 2**53

@@ -3,6 +3,7 @@ and each parameter group's facts, which serving and every training method read a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from hubwatch.estimator.structure import (
@@ -20,10 +21,12 @@ Fact = tuple[int, bool, bool, int, str]
 it, whether LoRA adapts it when every linear layer is targeted, its adapter width per rank
 ((fan_in + fan_out) x copies), and its module's last name (what named targets match)."""
 
-Totals = tuple[int, int, int, int, int, int]
+Totals = tuple[int, int, int, int, int, int, int]
 """Of one group of facts: the numels summed, the quantised ones' numels summed, the least
 numel, the adapter widths of the all-linear LoRA targets summed, the least of those (0 for
-an empty group), and how many all-linear LoRA targets there are."""
+an empty group), how many all-linear LoRA targets there are, and the greatest common divisor
+of the quantised numels (0 for none: what says whether their bytes at a fractional width
+per parameter are whole)."""
 
 
 def facts(params: Sequence[Param]) -> tuple[Fact, ...]:
@@ -115,9 +118,16 @@ class Walk:
         if found is None or found[0] is not params:
             numels = [fact[0] for fact in params]
             widths = [fact[3] for fact in params if fact[2]]
-            quantised = sum(fact[0] for fact in params if fact[1])
-            made = (sum(numels), quantised, min(numels, default=0), sum(widths))
-            made += (min(widths, default=0), len(widths))
+            quantised = [fact[0] for fact in params if fact[1]]
+            made: Totals = (
+                sum(numels),
+                sum(quantised),
+                min(numels, default=0),
+                sum(widths),
+                min(widths, default=0),
+                len(widths),
+                math.gcd(*quantised),
+            )
             found = self._totals[id(params)] = (params, made)
         return found[1]
 
