@@ -220,13 +220,17 @@ def fits(memory: Memory) -> list[Fit]:
     """The largest batch on every card of the table."""
     sums = _Sums(memory)
     fixed, per = sums.alone
+    whole = sums.whole
     out = []
     for card in gpus():
-        # NOTE: `_fit`'s one-card case, inlined: most workloads fit most cards.
-        if fixed <= card.memory:
-            one = MAX_BATCH if per <= 0 else min(MAX_BATCH, math.floor((card.memory - fixed) / per))
-            if one >= 1:
-                out.append(Fit(card.name, 1, one, None, None, sums.whole))
-                continue
-        out.append(_split(card, sums))
+        # NOTE: `_fit`'s one-card case, inlined: most workloads fit most cards. The floor
+        # division is `_max_batch`'s floor of a float quotient: the two differ only for
+        # quotients within 2**-53 of a whole number, which no card's bytes come near.
+        free = card.memory - fixed
+        if per <= 0 and free >= 0:
+            out.append(Fit(card.name, 1, MAX_BATCH, None, None, whole))
+        elif free >= per > 0:
+            out.append(Fit(card.name, 1, min(MAX_BATCH, free // per), None, None, whole))
+        else:
+            out.append(_split(card, sums))
     return out

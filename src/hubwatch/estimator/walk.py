@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from itertools import compress
+from operator import itemgetter
 
 from hubwatch.estimator.structure import (
     NOT_ADAPTED,
@@ -116,9 +118,10 @@ class Walk:
         (kept by the group's identity, the group held beside)."""
         found = self._totals.get(id(params))
         if found is None or found[0] is not params:
-            numels = [fact[0] for fact in params]
-            widths = [fact[3] for fact in params if fact[2]]
-            quantised = [fact[0] for fact in params if fact[1]]
+            # NOTE: map/compress over itemgetters: the facts are read in C, not in a loop
+            numels = list(map(_NUMEL, params))
+            widths = list(compress(map(_WIDTH, params), map(_TARGET, params)))
+            quantised = list(compress(numels, map(_QUANTISED, params)))
             made: Totals = (
                 sum(numels),
                 sum(quantised),
@@ -131,6 +134,9 @@ class Walk:
             found = self._totals[id(params)] = (params, made)
         return found[1]
 
+
+_NUMEL, _QUANTISED, _TARGET, _WIDTH = (itemgetter(i) for i in range(4))
+"""A Fact's fields by place, for reading a group's in C."""
 
 _last: tuple[Model, Walk] | None = None
 
