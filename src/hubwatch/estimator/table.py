@@ -298,21 +298,19 @@ def _stored_row(
     The verdict is `_row`'s and the text `_text`'s, inlined as there (a call per cell costs
     what the cell's dict does); tests/estimator/test_stored.py holds both paths to the same
     words and figures."""
-    gbs: dict[int, tuple[str, float]] = {}
     cells = []
     batches = {}
+    last, gb, peak = -1, "", 0.0
     for fit, (gpu, bytes_) in zip(fits, cards, strict=True):
         need, batch = fit.need, fit.max_batch
-        batches[fit.gpu] = {"cards": fit.cards, "max_batch": batch, "split": fit.split}
-        words = gbs.get(need)
-        if words is None:  # the cards one card holds share the row's bytes at batch 1
-            words = gbs[need] = (f"{need / 1e9:.1f} GB", need * CONSERVATIVE)
-        gb, peak = words
+        batches[gpu] = {"cards": fit.cards, "max_batch": batch, "split": fit.split}
+        if need != last:  # the cards one card holds share the row's bytes at batch 1
+            last, gb, peak = need, f"{need / 1e9:.1f} GB", need * CONSERVATIVE
         layers = None
         if batch < 1:
             verdict, batch, text = NO_FIT, 0, f"{gb} · does not fit"
         else:
-            shown = f"{batch}" if batch < 65_536 else "≥65536"
+            shown = batch if batch < 65_536 else "≥65536"
             if fit.cards == 2:
                 verdict, layers = TWO_CARDS, fit.layers
                 text = (
