@@ -15,8 +15,7 @@ from hubwatch.estimator.reading import read_model
 from hubwatch.estimator.reconcile import tensors
 from hubwatch.estimator.semantics import weights_only
 from hubwatch.estimator.structure import Model
-from hubwatch.estimator.table import Table, table
-from hubwatch.estimator.table import stored as stored_table
+from hubwatch.estimator.table import Table, stored_json, table
 from hubwatch.estimator.training import Run, training
 from hubwatch.models.estimate import TRAIN_SEQ_LEN
 
@@ -130,7 +129,7 @@ def stored(
         card, samples=samples, tokens_per_sample=seq, epochs=epochs, gpus=1, batch=batch
     )
     told = model.computes.told if model.computes else ()
-    grid, batches = stored_table(
+    grid, batches = stored_json(
         memory,
         max_batch,
         model_context=model.context,

@@ -229,7 +229,7 @@ def _cells(cells: tuple[Cell, ...]) -> list[dict[str, Any]]:
     return out
 
 
-def stored(
+def stored_json(
     memory: Sequence[Memory],
     max_batch: Mapping[str, Sequence[Fit]],
     *,
