@@ -116,7 +116,9 @@ def stored(
     model, params = _read(config, headers)
     base, job = _STORED_RUN, DEFAULT_JOB
     memory = _memory(model, base.batch, _STORED_METHODS)
-    max_batch = {m.workload: fits(m) for m in memory}  # before the costs, as `size` does
+    # NOTE: fitted before the job is priced, as `size` does: a config that both fail on
+    # fails with the same error either way.
+    max_batch = {m.workload: fits(m) for m in memory}
     card, seq, samples, epochs = _card(job.gpu), _tokens(model, base), job.samples, job.epochs
     batch = base.batch
     costs = {
