@@ -63,22 +63,10 @@ def training_cost(
 ) -> Cost:
     """Time and price to train `epochs` over `samples` sequences of `tokens_per_sample` tokens
     on `gpus` cards of `card`."""
-    if samples < 1 or tokens_per_sample < 1 or epochs <= 0 or gpus < 1:
-        raise CannotEstimate("samples, tokens per sample, epochs and GPUs must be positive")
-    seen = epochs * samples * tokens_per_sample
-    # Forward 2N, backward 4N per token; a frozen base (LoRA) skips weight gradients: 4N.
-    per_token = 6 if memory.workload == "full" else 4
-    flops = per_token * params.active * seen
-    compute_s = flops / (card.tflops * 1e12 * MFU * gpus)
-    steps = math.ceil(epochs * samples / (batch * gpus))
-    # Each step reads every resident byte (weights, optimizer states) at least once.
-    memory_s = (
-        steps
-        * (memory.parts.get("weights", 0) + memory.parts.get("gradients_and_optimizer", 0))
-        / card.bandwidth
+    per_token, flops, compute_s, memory_s = _roofline(
+        params, memory, card, samples, tokens_per_sample, epochs, gpus, batch
     )
-    seconds = max(compute_s, memory_s)
-    hours = seconds / 3600
+    hours = max(compute_s, memory_s) / 3600
     return Cost(
         hours=hours,
         usd=hours * card.usd_per_hour * gpus,
@@ -91,3 +79,56 @@ def training_cost(
             "flops per token": f"{per_token} x active parameters ({params.active:,})",
         },
     )
+
+
+def priced(
+    params: ParamCount,
+    memory: Memory,
+    card: Gpu,
+    *,
+    samples: int,
+    tokens_per_sample: int = 2048,
+    epochs: float = 1.0,
+    gpus: int = 1,
+    batch: int = 1,
+) -> str:
+    """`training_cost`'s hours and dollars as the table prints them, with cents."""
+    _, _, compute_s, memory_s = _roofline(
+        params, memory, card, samples, tokens_per_sample, epochs, gpus, batch
+    )
+    hours = max(compute_s, memory_s) / 3600
+    return f"{hours:,.2f} h, ${hours * card.usd_per_hour * gpus:,.2f}"
+
+
+def job_words(
+    card: Gpu, *, samples: int, tokens_per_sample: int, epochs: float, gpus: int, batch: int
+) -> str:
+    """The priced job in words, as the table cites it: the job, then the cards it runs on."""
+    return f"{_job(epochs, samples, tokens_per_sample, batch)} on {_gpu(gpus, card)}"
+
+
+def _roofline(
+    params: ParamCount,
+    memory: Memory,
+    card: Gpu,
+    samples: int,
+    tokens_per_sample: int,
+    epochs: float,
+    gpus: int,
+    batch: int,
+) -> tuple[int, float, float, float]:
+    """FLOPs per token per parameter, FLOPs, and the seconds compute and memory traffic take."""
+    if samples < 1 or tokens_per_sample < 1 or epochs <= 0 or gpus < 1:
+        raise CannotEstimate("samples, tokens per sample, epochs and GPUs must be positive")
+    seen = epochs * samples * tokens_per_sample
+    # Forward 2N, backward 4N per token; a frozen base (LoRA) skips weight gradients: 4N.
+    per_token = 6 if memory.workload == "full" else 4
+    flops = per_token * params.active * seen
+    compute_s = flops / (card.tflops * 1e12 * MFU * gpus)
+    steps = math.ceil(epochs * samples / (batch * gpus))
+    # Each step reads every resident byte (weights, optimizer states) at least once.
+    parts = memory.parts
+    memory_s = (
+        steps * (parts.get("weights", 0) + parts.get("gradients_and_optimizer", 0)) / card.bandwidth
+    )
+    return per_token, flops, compute_s, memory_s

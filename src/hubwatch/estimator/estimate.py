@@ -12,7 +12,7 @@ from hubwatch.estimator.config import CannotEstimate
 from hubwatch.estimator.memory import Memory, kv_bytes_per_token
 from hubwatch.estimator.params import ParamCount
 from hubwatch.estimator.reconcile import headers_only, reconcile
-from hubwatch.estimator.sizing import DEFAULT_JOB, size
+from hubwatch.estimator.sizing import DEFAULT_JOB, size, stored
 from hubwatch.estimator.structure import Model
 from hubwatch.estimator.table import as_json
 from hubwatch.estimator.training import Run
@@ -96,13 +96,8 @@ def _memory(m: Memory) -> dict[str, Any]:
 
 
 def _estimate(config: object, headers: Mapping[str, Mapping[str, object]] | None) -> Estimate:
-    sized = size(config, headers=headers, job=DEFAULT_JOB)
-    model, params = sized.model, sized.params
-    serve, *trains = sized.memory
-    max_batch = {
-        name: {f.gpu: {"cards": f.cards, "max_batch": f.max_batch, "split": f.split} for f in row}
-        for name, row in sized.max_batch.items()
-    }
+    model, params, memory, table, max_batch = stored(config, headers)
+    serve, *trains = memory
     checked = None
     if model.notes and model.notes[0].startswith(COUNTED_FROM_HEADERS):
         checked = asdict(headers_only(headers or {}, "custom code: counted from the headers"))
@@ -122,7 +117,7 @@ def _estimate(config: object, headers: Mapping[str, Mapping[str, object]] | None
         max_batch=max_batch,
         reconciliation=checked,
         computes=_computes(model),
-        table=as_json(sized.table) if sized.table else {},
+        table=table,
     )
 
 

@@ -5,16 +5,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from typing import Any
 
-from hubwatch.estimator.cards import Fit, fits, gpu
-from hubwatch.estimator.cost import Cost, training_cost
+from hubwatch.estimator.cards import Fit, Gpu, fits, gpu
+from hubwatch.estimator.cost import Cost, job_words, priced, training_cost
 from hubwatch.estimator.memory import Memory, serving
 from hubwatch.estimator.params import ParamCount, count_params
 from hubwatch.estimator.reading import read_model
 from hubwatch.estimator.reconcile import tensors
 from hubwatch.estimator.semantics import weights_only
 from hubwatch.estimator.structure import Model
-from hubwatch.estimator.table import Table, table
+from hubwatch.estimator.table import Table, stored_json, table
 from hubwatch.estimator.training import Run, training
 from hubwatch.models.estimate import TRAIN_SEQ_LEN
 
@@ -79,26 +80,19 @@ def size(
     `job`; heads only the safetensors `headers` hold are counted in memory, and they count a
     custom-code model no family counts. CannotEstimate when
     the config or a setting is bad."""
-    model = read_model(config, headers)
-    params = count_params(model)
-    if headers:
-        stored, names = tensors(headers)
-        model = weights_only(model, names, stored - params.total)
+    model, params = _read(config, headers)
     base = run or Run(
         seq_len=seq_len,
         batch=batch,
         gradient_checkpointing=gradient_checkpointing,
         lora_rank=lora_rank,
     )
-    memory = (serving(model, dtype=dtype, context=context, batch=base.batch),) + tuple(
-        training(model, run) for run in _methods(base)
-    )
+    memory = _memory(model, base.batch, _methods(base), dtype=dtype, context=context)
     max_batch = {m.workload: fits(m) for m in memory}
     costs: dict[str, Cost] = {}
     if job is not None:
-        card = gpu(job.gpu)
+        card, seq = gpu(job.gpu), _tokens(model, base)
         for m in memory[1:]:
-            seq = min(base.seq_len, model.context) if model.context > 0 else base.seq_len
             costs[m.workload] = training_cost(
                 params,
                 m,
@@ -111,3 +105,82 @@ def size(
     told = model.computes.told if model.computes else ()
     grid = table(memory, max_batch, model_context=model.context, computes=told, costs=costs)
     return Sizing(model, params, memory, max_batch, costs, grid)
+
+
+def stored(
+    config: object, headers: Mapping[str, Mapping[str, object]] | None = None
+) -> tuple[Model, ParamCount, tuple[Memory, ...], dict[str, Any], dict[str, dict[str, Any]]]:
+    """What an estimate keeps of `size(config, job=DEFAULT_JOB, headers=headers)`: the model,
+    its parameters and memory, then the table as `as_json` gives it and the largest batches
+    by workload and card, built straight from the fits (no Cost, Cell or Table between)."""
+    model, params = _read(config, headers)
+    base, job = _STORED_RUN, DEFAULT_JOB
+    memory = _memory(model, base.batch, _STORED_METHODS)
+    # NOTE: fitted before the job is priced, as `size` does: a config that both fail on
+    # fails with the same error either way.
+    max_batch = {m.workload: fits(m) for m in memory}
+    card, seq, samples, epochs = _card(job.gpu), _tokens(model, base), job.samples, job.epochs
+    batch = base.batch
+    costs = {
+        m.workload: priced(
+            params, m, card, samples=samples, tokens_per_sample=seq, epochs=epochs, batch=batch
+        )
+        for m in memory[1:]
+    }
+    words = job_words(
+        card, samples=samples, tokens_per_sample=seq, epochs=epochs, gpus=1, batch=batch
+    )
+    told = model.computes.told if model.computes else ()
+    grid, batches = stored_json(
+        memory,
+        max_batch,
+        model_context=model.context,
+        computes=told,
+        costs=costs,
+        job=words if costs else None,
+    )
+    return model, params, memory, grid, batches
+
+
+_STORED_RUN = Run(seq_len=TRAIN_SEQ_LEN, batch=1, gradient_checkpointing=False, lora_rank=16)
+"""`size()`'s run at its defaults: what a stored estimate trains."""
+_STORED_METHODS = _methods(_STORED_RUN)
+"""It as each method, found once (a Run's hash, to look it up, is a call over its fields)."""
+
+
+@lru_cache(maxsize=8)
+def _card(name: str) -> Gpu:
+    """`gpu(name)`, kept: every stored estimate prices its job on the same card."""
+    return gpu(name)
+
+
+def _tokens(model: Model, run: Run) -> int:
+    """Tokens per sample of the priced job: the run's sequences, cut at the model's context."""
+    return min(run.seq_len, model.context) if model.context > 0 else run.seq_len
+
+
+def _read(
+    config: object, headers: Mapping[str, Mapping[str, object]] | None
+) -> tuple[Model, ParamCount]:
+    """The model of `config` and its parameters; heads only the `headers` hold are counted
+    in memory."""
+    model = read_model(config, headers)
+    params = count_params(model)
+    if headers:
+        counted, names = tensors(headers)
+        model = weights_only(model, names, counted - params.total)
+    return model, params
+
+
+def _memory(
+    model: Model,
+    batch: int,
+    methods: tuple[Run, ...],
+    *,
+    dtype: str = "bf16",
+    context: int | None = None,
+) -> tuple[Memory, ...]:
+    """Serving `batch` sequences, then training under each of `methods` (`_methods`' runs)."""
+    return (serving(model, dtype=dtype, context=context, batch=batch),) + tuple(
+        training(model, method) for method in methods
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from hubwatch.estimator.cards import Fit, Gpu, gpus
@@ -146,7 +147,7 @@ def table(
 
 def _row(fits: Sequence[Fit], cards: tuple[Gpu, ...]) -> tuple[Cell, ...]:
     """`verdict` of each fit on its card, inlined: one call per cell was most of the table's
-    time."""
+    time. A stored estimate's cells come from `_stored_row` instead, the same rule."""
     out = []
     for fit, card in zip(fits, cards, strict=True):
         batch, need = fit.max_batch, fit.need
@@ -226,6 +227,112 @@ def _cells(cells: tuple[Cell, ...]) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def stored_json(
+    memory: Sequence[Memory],
+    max_batch: Mapping[str, Sequence[Fit]],
+    *,
+    model_context: int,
+    computes: tuple[str, ...],
+    costs: Mapping[str, str],
+    job: str | None,
+) -> tuple[dict[str, Any], dict[str, dict[str, dict[str, Any]]]]:
+    """`as_json(table(...))`, `costs` already in words (`cost.priced`) and `job` too, and the
+    largest batches by workload and card ({cards, max_batch, split}): what an estimate
+    stores, built in one pass over the fits, without a Cell, Row or Table between."""
+    cards = _columns()
+    batches = {}
+    rows = {}
+    serve = train = None
+    for m in memory:
+        workload = m.workload
+        cells, batches[workload] = _stored_row(max_batch[workload], cards)
+        if workload == "serving":
+            serve = m
+        elif train is None:
+            train = m
+        name = WORKLOADS.get(workload)
+        if name is not None:
+            rows[workload] = {
+                "workload": workload,
+                "name": name,
+                "total": m.total,
+                "settings": _settings(m),
+                "cost": costs.get(workload),
+                "cells": cells,
+            }
+    seq = train.assumptions.get("sequence length", 0) if train else 0
+    grid = {
+        "cards": list(_names()),
+        "rows": [rows[w] for w in WORKLOADS if w in rows],
+        "context": int(serve.assumptions.get("context tokens", 0)) if serve else 0,
+        "model_context": model_context,
+        "seq_len": int(str(seq).split()[0]) if seq else 0,
+        "conservative": CONSERVATIVE,
+        "conservative_from": CONSERVATIVE_FROM,
+        "headroom_from": HEADROOM_FROM,
+        "computes": list(computes),
+        "job": job,
+    }
+    return grid, batches
+
+
+@cache
+def _columns() -> tuple[tuple[str, int], ...]:
+    """Each card of the table's name and bytes, read once."""
+    return tuple((card.name, card.memory) for card in gpus())
+
+
+@cache
+def _names() -> tuple[str, ...]:
+    """The table's columns: the cards' names."""
+    return tuple(card.name for card in gpus())
+
+
+def _stored_row(
+    fits: Sequence[Fit], cards: tuple[tuple[str, int], ...]
+) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """A row's cells as `_cells` gives them and its largest batches by card, from its fits.
+
+    The verdict is `_row`'s and the text `_text`'s, inlined as there (a call per cell costs
+    what the cell's dict does); tests/estimator/test_stored.py holds both paths to the same
+    words and figures."""
+    cells = []
+    batches = {}
+    last, gb, peak = -1, "", 0.0
+    for fit, (gpu, bytes_) in zip(fits, cards, strict=True):
+        need, batch = fit.need, fit.max_batch
+        batches[gpu] = {"cards": fit.cards, "max_batch": batch, "split": fit.split}
+        if need != last:  # the cards one card holds share the row's bytes at batch 1
+            last, gb, peak = need, f"{need / 1e9:.1f} GB", need * CONSERVATIVE
+        layers = None
+        if batch < 1:
+            verdict, batch, text = NO_FIT, 0, f"{gb} · does not fit"
+        else:
+            shown = batch if batch < 65_536 else "≥65536"
+            if fit.cards == 2:
+                verdict, layers = TWO_CARDS, fit.layers
+                text = (
+                    f"{gb} · {shown} · 2 cards ({layers[0]} layers + {layers[1]})"
+                    if layers
+                    else f"{gb} · does not fit"
+                )
+            elif peak <= bytes_:
+                verdict, text = FITS, f"{gb} · {shown}"
+            else:
+                verdict, text = BORDERLINE, f"{gb} · {shown} · borderline"
+        cells.append(
+            {
+                "gpu": gpu,
+                "verdict": verdict,
+                "need": need,
+                "max_batch": batch,
+                "layers": list(layers) if layers else None,
+                "text": text,
+            }
+        )
+    return cells, batches
 
 
 def legend(table: Mapping[str, Any], mark: str = "") -> list[str]:

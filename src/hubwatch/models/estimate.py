@@ -10,10 +10,14 @@ TRAIN_SEQ_LEN = 2048
 """Sequence length of the stored training figures (one sequence per step)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Estimate:
     """What a config (or, without one, the GGUF headers) implies, or why it cannot be estimated.
-    JSON-able as stored."""
+    JSON-able as stored.
+
+    Not frozen, though never changed once made (`dataclasses.replace` makes another): a
+    frozen dataclass's `__init__` sets each of these fields through `object.__setattr__`, a
+    call each, and a backfill makes one per revision."""
 
     ok: bool
     error: str | None = None
