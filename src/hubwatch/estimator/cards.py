@@ -83,7 +83,7 @@ class _Sums:
     """A workload's bytes on one card, and what each two-card split puts on each card. Built
     once per workload, whichever cards it is fitted on."""
 
-    __slots__ = ("layout", "count", "extra", "fixed", "per", "alone", "whole", "kept")
+    __slots__ = ("layout", "count", "extra", "fixed", "per", "alone", "whole", "kept", "start")
 
     def __init__(self, memory: Memory) -> None:
         self.layout = layout = memory.layout
@@ -95,6 +95,8 @@ class _Sums:
         self.whole = sum(self.alone)
         self.kept: dict[int, tuple[int, int, int, int]] = {}
         """`sides(k)` by k, as computed so far."""
+        self.start: int | None = None
+        """`middle()`, once a card needs it (the same for every card)."""
 
     def sides(self, k: int) -> tuple[int, int, int, int]:
         """Units[:k] and units[k:] on a card each, slack included: (fixed, per sequence) of
@@ -153,31 +155,35 @@ def _split(card: Gpu, sums: _Sums) -> Fit:
         return Fit(card.name, 2, 0, None, None, sums.whole)
 
     sides, kept = sums.sides, sums.kept
+    tried: dict[int, tuple[int, int]] = {}
 
     def both(k: int) -> tuple[int, int]:  # units[:k] on one card, units[k:] on the other
         # `_max_batch(*on_card(...))` of each side, inlined: one call per cut tried
         a, pa, b, pb = kept.get(k) or sides(k)
-        return (
+        found = tried[k] = (
             0 if a > capacity else MAX_BATCH if pa <= 0 else min(MAX_BATCH, (capacity - a) // pa),
             0 if b > capacity else MAX_BATCH if pb <= 0 else min(MAX_BATCH, (capacity - b) // pb),
         )
+        return found
 
     # NOTE: min(first, second) peaks where the two cross (fewer sequences fit the first card
     # as k grows, more the second): the first cut where first <= second is the best split
     # or next to it, found in log(layers) steps instead of trying every one.
-    lo = _crossing(both, 1, count - 1, sums.middle())
+    if sums.start is None:
+        sums.start = sums.middle()
+    lo = _crossing(both, 1, count - 1, sums.start)
     best, cut = 0, 0
     for k in (lo - 1, lo):
-        if 1 <= k < count and (b := min(both(k))) > best:
+        if 1 <= k < count and (b := min(tried.get(k) or both(k))) > best:
             best, cut = b, k
     if not cut:
         return Fit(card.name, 2, 0, need=sums.whole)
-    name = sums.layout.name
-    where = f"{name(0)}..{name(cut - 1)} | {name(cut)}..{name(count - 1)}"
-    layers = sums.layout.layers(cut)
-    a, pa, b, pb = sums.sides(cut)
+    layout = sums.layout
+    layers = layout.layers(cut)
+    a, pa, b, pb = kept[cut]
     need = CUDA_CONTEXT + max(a + pa, b + pb)
-    return Fit(card.name, 2, best, where, (layers, sums.layout.layers(count) - layers), need)
+    split = (layers, len(layout.index) - layers)
+    return Fit(card.name, 2, best, layout.cut(cut), split, need)
 
 
 def _crossing(both: Callable[[int], tuple[int, int]], lo: int, hi: int, start: int) -> int:

@@ -115,6 +115,11 @@ class Layout:
         """How many of units[:k] are layers."""
         return min(max(k - len(self.before), 0), len(self.index))
 
+    def cut(self, k: int) -> str:
+        """A two-card split at units[:k] in words: "embeddings..layer 7 | layer 8..head"."""
+        name = self.name
+        return f"{name(0)}..{name(k - 1)} | {name(k)}..{name(len(self) - 1)}"
+
     def name(self, i: int) -> str:
         """The name of unit `i` in placement order."""
         before, layers = len(self.before), len(self.index)
