@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from itertools import compress
-from operator import itemgetter
 
 from hubwatch.estimator.structure import (
     NOT_ADAPTED,
@@ -118,25 +116,26 @@ class Walk:
         (kept by the group's identity, the group held beside)."""
         found = self._totals.get(id(params))
         if found is None or found[0] is not params:
-            # NOTE: map/compress over itemgetters: the facts are read in C, not in a loop
-            numels = list(map(_NUMEL, params))
-            widths = list(compress(map(_WIDTH, params), map(_TARGET, params)))
-            quantised = list(compress(numels, map(_QUANTISED, params)))
-            made: Totals = (
-                sum(numels),
-                sum(quantised),
-                min(numels, default=0),
-                sum(widths),
-                min(widths, default=0),
-                len(widths),
-                math.gcd(*quantised),
-            )
+            # NOTE: one loop: groups are small (a layer's or a tower's end), and a loop over a
+            # few facts beats building lists to sum several times over
+            numel = quantised = width = targets = common = 0
+            least = narrowest = None
+            for n, quant, target, w, _ in params:
+                numel += n
+                if least is None or n < least:
+                    least = n
+                if quant:
+                    quantised += n
+                    common = math.gcd(common, n)
+                if target:
+                    width += w
+                    targets += 1
+                    if narrowest is None or w < narrowest:
+                        narrowest = w
+            made: Totals = (numel, quantised, least or 0, width, narrowest or 0, targets, common)
             found = self._totals[id(params)] = (params, made)
         return found[1]
 
-
-_NUMEL, _QUANTISED, _TARGET, _WIDTH = (itemgetter(i) for i in range(4))
-"""A Fact's fields by place, for reading a group's in C."""
 
 _last: tuple[Model, Walk] | None = None
 
