@@ -57,13 +57,16 @@ class Unit:
     per_seq: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Layout:
     """A workload's placement units as the walk gives them: the units before the text tower's
     layers, the (fixed, per sequence) bytes of each distinct layer with where each layer
     stands, and the units after. Layers alike are kept once, not a Unit per layer: what a
     card holds is summed from the distinct layers times their repeats, and only a two-card
-    split reads the layers one by one."""
+    split reads the layers one by one.
+
+    Not frozen, though never changed once made (hashable all the same), for the reason
+    `Unit` is not: one per workload."""
 
     before: tuple[Unit, ...]
     sizes: tuple[tuple[int, int], ...] = ()
@@ -133,9 +136,12 @@ class Layout:
         return len(self.before) + len(self.index) + len(self.after)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Memory:
-    """Bytes needed for one workload, by component, with what was assumed."""
+    """Bytes needed for one workload, by component, with what was assumed.
+
+    Not frozen, though never changed once made, for the reason `Unit` is not: one per
+    workload (and its dicts kept it from being hashable anyway)."""
 
     workload: str
     """serving, full, lora or qlora."""
