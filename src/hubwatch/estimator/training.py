@@ -137,6 +137,13 @@ class _Resident:
         self.state = {"mixed": 16, "bf16": 8, "fp32": 16}[run.precision]
         self.weight = 4 if run.precision == "fp32" else 2
         self.nf4 = NF4 if run.double_quant else NF4_SINGLE
+        quant: float = self.weight
+        self.frozen_bytes = self.weight
+        """Bytes per frozen parameter not quantised, under LoRA or QLoRA."""
+        if run.method == "qlora":
+            quant, self.frozen_bytes = self.nf4, 4 if run.fp32_io else 2
+        self.quant = quant.as_integer_ratio()
+        """Bytes per quantised frozen parameter, as a fraction (over, under)."""
         self.weights = 0
         self.states = 0
         """Gradients and optimizer states (of the adapters, for LoRA and QLoRA)."""
@@ -157,7 +164,12 @@ class _Resident:
         """Resident bytes of `params` (the walk's facts), held `times` over (layers alike),
         added to the running totals; the bytes of one copy returned."""
         before = (self.weights, self.states, self.adapters)
-        total = self._full(params) if self.run.method == "full" else self._adapted(params)
+        if self.run.method == "full":
+            total = self._full(params)
+        elif (found := self._whole(params)) is not None:
+            total = found
+        else:
+            total = self._summed(params)
         if times > 1:
             self.weights += (self.weights - before[0]) * (times - 1)
             self.states += (self.states - before[1]) * (times - 1)
@@ -186,12 +198,9 @@ class _Resident:
             total += state * fact[0]
         return math.ceil(total)
 
-    def _adapted(self, params: tuple[Fact, ...]) -> int:
-        found = self._whole(params)
-        return self._summed(params) if found is None else found
-
     def _summed(self, params: tuple[Fact, ...]) -> int:
-        """LoRA or QLoRA resident bytes of `params`, fact by fact, in floats."""
+        """LoRA or QLoRA resident bytes of `params`, fact by fact, in floats (`_whole` says
+        the same in integers, where it can)."""
         run, total = self.run, 0.0
         frozen = float(self.weight)
         quant = self.nf4 if run.method == "qlora" else frozen
@@ -222,11 +231,7 @@ class _Resident:
         run = self.run
         targets = run.lora_targets
         numel, quantised, least, width, narrowest, _, common = self.walked.totals(params)
-        quant: float = self.weight
-        frozen = self.weight
-        if run.method == "qlora":
-            quant, frozen = self.nf4, 4 if run.fp32_io else 2
-        over, under = quant.as_integer_ratio()
+        frozen, (over, under) = self.frozen_bytes, self.quant
         if targets is not None:
             widths = [f[3] for f in params if f[2] and f[4] in targets]
             width, narrowest = sum(widths), min(widths, default=0)
@@ -308,7 +313,7 @@ def _training_units(model: Model, run: Run, resident: _Resident) -> tuple[Layout
     computes = model.computes
     borrowed = computes.borrowed if computes else ()
     units = [Unit(name, resident.fixed(params), 0) for name, params in walked.others]
-    lent = tuple(p for p in borrowed if p.kind == "embedding")
+    lent = tuple(p for p in borrowed if p.kind == "embedding") if borrowed else ()
     units.append(Unit("embeddings", resident.fixed(walked.before) + resident.frozen(lent), 0))
     # NOTE: layers alike are one Layer object: count each once, times its repeats.
     per_layer: list[tuple[int, int]] = []
@@ -321,7 +326,7 @@ def _training_units(model: Model, run: Run, resident: _Resident) -> tuple[Layout
         per_layer.append((resident.fixed(params, repeats), kept))
         total += kept * repeats
     logits = 10 * tokens * model.logits  # bf16 logits, their fp32 upcast, fp32 gradient
-    heads = tuple(p for p in borrowed if p.kind != "embedding")
+    heads = tuple(p for p in borrowed if p.kind != "embedding") if borrowed else ()
     head = resident.fixed(walked.after) + resident.frozen(heads)
     return layout(walked, units, per_layer, (Unit("head", head, logits),)), largest, total
 
