@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 
 from hubwatch.estimator.structure import Model, stack
@@ -28,31 +27,28 @@ class ParamCount:
 
 def count_params(model: Model) -> ParamCount:
     """Count every parameter of `model` as transformers would build it."""
-    by_kind: dict[str, int] = defaultdict(int)
-    by_tower: dict[str, int] = defaultdict(int)
-    by_module: dict[str, int] = defaultdict(int)
-    total = active = 0
+    by_kind: dict[str, int] = {}
+    by_tower: dict[str, int] = {}
+    by_module: dict[str, int] = {}
+    total = inactive = 0
     for tower in model.towers:
         # NOTE: layers alike share one tuple of parameters; count each once, times its repeats.
-        groups = [(tower.before, 1), (tower.after, 1), *stack(tower.layers).groups]
-        name, prefix, summed = tower.name, f"{tower.name}.", 0
-        for params, times in groups:
+        shared = stack(tower.layers).groups
+        prefix, summed = f"{tower.name}.", 0
+        for params, times in ((tower.before, 1), (tower.after, 1), *shared):
             for p in params:
                 n = p.numel * times
                 summed += n
-                active += (p.numel if p.active is None else p.active) * times
-                by_kind[p.kind] += n
-                by_module[prefix + p.module] += n
-        if any(group for group, _ in groups):
-            by_tower[name] += summed  # the tower's parameters, as one entry per tower
+                if p.active is not None:  # experts: those a token skips are not active
+                    inactive += (p.numel - p.active) * times
+                by_kind[p.kind] = by_kind.get(p.kind, 0) + n
+                module = prefix + p.module
+                by_module[module] = by_module.get(module, 0) + n
+        if tower.before or tower.after or any(params for params, _ in shared):
+            # the tower's parameters, as one entry per tower
+            by_tower[tower.name] = by_tower.get(tower.name, 0) + summed
         total += summed
     embedding = by_kind.get("embedding", 0)
     return ParamCount(
-        total=total,
-        active=active,
-        embedding=embedding,
-        non_embedding=total - embedding,
-        by_kind=dict(by_kind),
-        by_tower=dict(by_tower),
-        by_module=dict(by_module),
+        total, total - inactive, embedding, total - embedding, by_kind, by_tower, by_module
     )

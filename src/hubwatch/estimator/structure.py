@@ -6,6 +6,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from itertools import repeat
+from operator import is_
 from typing import Any
 
 
@@ -192,11 +194,18 @@ _STACKS: dict[int, tuple[tuple[Layer, ...], Stack]] = {}
 
 
 def _stack(layers: tuple[Layer, ...]) -> Stack:
-    ids = list(map(id, layers))
-    by_id = dict(zip(ids, layers, strict=True))
-    at = {key: n for n, key in enumerate(by_id)}
-    distinct = tuple(by_id.values())
-    repeats = tuple(counted(ids).values())
+    # NOTE: a tower has a few distinct layers among dozens: every pass over all of them is one
+    # C call (map, dict, count), and only the distinct ones go through Python.
+    if layers and all(map(is_, layers, repeat(layers[0]))):
+        # NOTE: most towers are one layer repeated, told in one C pass of identity checks
+        # without the maps by identity below.
+        distinct, index = layers[:1], (0,) * len(layers)
+    else:
+        by_id = dict(zip(map(id, layers), layers, strict=True))
+        distinct = tuple(by_id.values())
+        at = dict(zip(by_id, range(len(distinct)), strict=True))
+        index = tuple(map(at.__getitem__, map(id, layers)))
+    repeats = tuple(counted(index, len(distinct)))
     groups: dict[int, list[Any]] = {}
     for layer, times in zip(distinct, repeats, strict=True):
         group = groups.get(id(layer.params))
@@ -204,23 +213,22 @@ def _stack(layers: tuple[Layer, ...]) -> Stack:
             groups[id(layer.params)] = [layer.params, times]
         else:
             group[1] += times
-    shared = tuple((params, times) for params, times in groups.values())
-    total = sum(_numel(params) * times for params, times in shared)
-    return Stack(distinct, repeats, tuple(map(at.__getitem__, ids)), shared, total)
+    shared = tuple([(params, times) for params, times in groups.values()])
+    total = 0
+    for params, times in shared:
+        for p in params:
+            total += p.numel * times
+    return Stack(distinct, repeats, index, shared, total)
 
 
-def _numel(params: tuple[Param, ...]) -> int:
-    return sum(p.numel for p in params)
-
-
-def counted(ids: list[int]) -> dict[int, int]:
-    """How often each of `ids` occurs, in the order they first appear."""
-    kinds = dict.fromkeys(ids)
-    if len(kinds) <= 8:
+def counted(index: tuple[int, ...], kinds: int) -> list[int]:
+    """How often each of `0 .. kinds - 1` occurs in `index`."""
+    if kinds <= 8:
         # NOTE: a family has a few kinds of layer: counting each in C is quicker than
         # Counter's set-up, and Counter stays for the rare many
-        return {at: ids.count(at) for at in kinds}
-    return dict(Counter(ids))
+        return list(map(index.count, range(kinds)))
+    found = Counter(index)
+    return [found[at] for at in range(kinds)]
 
 
 LM_HEADS = frozenset({"lm_head", "embed_out", "output"})
