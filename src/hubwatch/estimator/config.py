@@ -51,6 +51,13 @@ class Reader:
         times, and the list is searched from its start)."""
 
     def _get(self, keys: tuple[str, ...], default: object) -> tuple[str, object]:
+        key, value = self._find(keys, default)
+        if value is _MISSING:
+            raise CannotEstimate(f"{self.where} lacks {keys[0]!r} and its family has no default")
+        return key, value
+
+    def _find(self, keys: tuple[str, ...], default: object) -> tuple[str, object]:
+        """`_get` without its error: the value _MISSING where it would raise."""
         raw = self.raw
         for key in keys:
             value = raw.get(key)
@@ -62,9 +69,7 @@ class Reader:
                 if self.defaults[key] is not None or default is _MISSING:
                     return key, self.defaults[key]
                 break  # the config class's own null: the caller's default, if any, decides
-        if default is not _MISSING:
-            return keys[0], default
-        raise CannotEstimate(f"{self.where} lacks {keys[0]!r} and its family has no default")
+        return keys[0], default
 
     def _defaulted(self, key: str) -> None:
         if key in self._marked:
@@ -104,14 +109,12 @@ class Reader:
     def opt_integer(self, *keys: str, limit: str = "small", minimum: int = 1) -> int | None:
         """An integer if present (and not null), else the default, else None."""
         raw = self.raw
-        if any(key in raw and raw[key] is None for key in keys):
-            return None  # an explicit null: "none" (no sliding window, no q LoRA rank)
-        try:
-            key, value = self._get(keys, _MISSING)
-        except CannotEstimate:
-            return None
-        if value is None:
-            return None  # the config class's default is null too
+        for key in keys:
+            if key in raw and raw[key] is None:
+                return None  # an explicit null: "none" (no sliding window, no q LoRA rank)
+        key, value = self._find(keys, _MISSING)
+        if value is None or value is _MISSING:
+            return None  # the config class's default is null too, or there is none
         return self._checked(keys, key, value, limit, minimum)
 
     def flag(self, key: str, default: bool | object = _MISSING) -> bool:

@@ -103,8 +103,8 @@ class Walk:
         self.after_params = model.resident_after
         self.after = facts(self.after_params)
         self.largest_linear = max(
-            (p.numel for params, _ in walked.groups for p in params if p.is_linear), default=0
-        )
+            (p.numel for params, _ in walked.groups for p in params if p.fan_in > 0), default=0
+        )  # fan_in > 0: `Param.is_linear`, without a property call per parameter
         """The largest linear module of any layer (QLoRA dequantises one at a time)."""
         computes = model.computes
         self.told = None if computes is None else "; ".join(computes.told)
