@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from hubwatch.estimator.structure import Model, stack
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ParamCount:
     """Exact parameter counts, tied weights counted once."""
 

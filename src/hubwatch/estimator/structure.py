@@ -106,9 +106,14 @@ def plain(module: str, numel: int, kind: str) -> Param:
     return Param(module, numel, kind)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Layer:
-    """One block of a tower, as it holds parameters, caches keys and values, keeps activations."""
+    """One block of a tower, as it holds parameters, caches keys and values, keeps activations.
+
+    Layer, Tower, Stack, Computes and Model are not frozen, though never changed once made
+    (hashable all the same, and the counts' caches rely on it): a frozen dataclass's
+    `__init__` sets each field through `object.__setattr__`, three times a plain one's, and
+    every estimate reads a model afresh."""
 
     params: tuple[Param, ...]
     kv: KvKind = KvKind.NONE
@@ -130,7 +135,7 @@ class Layer:
         return sum(p.active_numel for p in self.params)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Tower:
     """A stack of layers with what comes before (embeddings) and after (final norm, head)."""
 
@@ -158,7 +163,7 @@ def numel(tower: Tower) -> int:
     return total + stack(tower.layers).numel
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Stack:
     """A tower's layers as every count reads them: each distinct layer once, with its repeats,
     and each distinct tuple of parameters once (layers alike are one Layer object, and layers
@@ -255,7 +260,7 @@ class AttentionKind(StrEnum):
     BIDIRECTIONAL = "bidirectional"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Computes:
     """What the model computes, which decides its memory terms, and why, in words."""
 
@@ -274,7 +279,7 @@ class Computes:
     """Each choice in words ("no LM head: no logits term", …)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Model:
     """A model the estimator could read: its family, its towers, and what it assumed."""
 
