@@ -18,7 +18,8 @@ from hubwatch.estimator.reconcile import Reconciliation, reconcile
 from hubwatch.estimator.registry import Builder, Built, Family, families, register, unregister
 from hubwatch.estimator.sizing import Job, Sizing, size
 from hubwatch.estimator.structure import Model
-from hubwatch.estimator.training import Run, UnknownTarget, lora_targets, training
+from hubwatch.estimator.targets import UnknownTarget, lora_targets
+from hubwatch.estimator.training import Run, training
 from hubwatch.models.estimate import Estimate
 
 __all__ = [

@@ -142,7 +142,8 @@ _last: tuple[Model, Walk] | None = None
 
 def walk(model: Model) -> Walk:
     """`model`'s walk; the last one is kept, since a sizing reads one model for every
-    workload in a row (by identity: a Model is never changed once made, and the one kept is held)."""
+    workload in a row (by identity: a Model is never changed once made, and the one kept
+    is held)."""
     global _last
     last = _last
     if last is not None and last[0] is model:
