@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from itertools import repeat
@@ -24,9 +23,12 @@ class KvKind(StrEnum):
     """Nothing per token: encoders, linear-attention and state-space layers."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Param:
-    """A group of parameters of one module, counted once per layer it appears in."""
+    """A group of parameters of one module, counted once per layer it appears in.
+
+    Not frozen, though never changed once made (hashable all the same), for the reason
+    `Layer` is not: a model's read makes a few dozen."""
 
     module: str
     """Dotted module name with the layer index left out, e.g. `self_attn.q_proj`."""
@@ -42,27 +44,6 @@ class Param:
     active: int | None = None
     """Parameters a token passes through (MoE: top-k experts); None means all of them."""
 
-    def __init__(
-        self,
-        module: str,
-        numel: int,
-        kind: str,
-        fan_in: int = 0,
-        fan_out: int = 0,
-        copies: int = 1,
-        active: int | None = None,
-    ) -> None:
-        # NOTE: the dataclass's own __init__ sets each field through object.__setattr__ (it is
-        # frozen), twice as slow as the slots' own setters; a model's read makes a few dozen.
-        m, n, k, i, o, c, a = _PARAM_SLOTS
-        m(self, module)
-        n(self, numel)
-        k(self, kind)
-        i(self, fan_in)
-        o(self, fan_out)
-        c(self, copies)
-        a(self, active)
-
     @property
     def active_numel(self) -> int:
         return self.numel if self.active is None else self.active
@@ -70,13 +51,6 @@ class Param:
     @property
     def is_linear(self) -> bool:
         return self.fan_in > 0
-
-
-_PARAM_SLOTS: tuple[Callable[[Param, object], None], ...] = tuple(
-    getattr(Param, name).__set__
-    for name in ("module", "numel", "kind", "fan_in", "fan_out", "copies", "active")
-)
-"""The setters of Param's slots, in the order of its fields."""
 
 
 NOT_QUANTISED = frozenset({"head", "embedding"})
