@@ -13,10 +13,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 
 from hubwatch.models import RepoRef, SourceKind, WakePriority
 from hubwatch.sources.hub import HubSource
-from hubwatch.store.sql import SqlStore
+from hubwatch.store.sql import SqlStore, make_engine
+from hubwatch.store.sql.migrate import upgrade
 from hubwatch.tracker.poll import Tracker
 from hubwatch.worker.discovery import Discovery
 from hubwatch.worker.work import Worker
@@ -130,3 +132,67 @@ def test_first_polls_of_repos_registered_in_bulk_are_spread_by_the_quota(
     assert result.changes == 0
     assert store.waiting_count(WakePriority.VERIFY) == len(result.woken)
     assert hub.stats.requests == 1  # the listing: nothing per repo
+
+
+PINNED, SUBSCRIBED, PINNED_LONG_AGO, PLAIN = IDS[-4:]
+"""The least recently modified: an idle walk, reading the newest items, never names them."""
+DAY_S = 86_400.0
+
+
+@pytest.mark.parametrize(
+    ("pinned_s", "watched"),
+    [(30 * DAY_S, {PINNED, SUBSCRIBED}), (0.0, {SUBSCRIBED})],
+    ids=["30-days", "pins-off"],
+)
+def test_due_verifications_of_repos_pinned_lately_or_subscribed_go_first(
+    store: SqlStore, hub: HubSimulator, pinned_s: float, watched: set[str]
+) -> None:
+    tracked = [PINNED, SUBSCRIBED, PINNED_LONG_AGO, PLAIN]
+    tracker = Tracker(store, {SourceKind.HUB: HubSource(hub.url, TOKEN, timeout_s=5.0)})
+    for repo_id in tracked:
+        assert tracker.track(RepoRef(repo_id)).error is None
+    discovery = Discovery(
+        store, tracker.sources, interval_s=INTERVAL_S, skew_s=0, pinned_s=pinned_s
+    )
+    assert discovery.run().woken == []  # the listing vouches for each: none woken yet
+    now = datetime.now(UTC)
+    store.mark_pinned([PINNED], now - timedelta(days=29))
+    store.mark_pinned([PINNED_LONG_AGO], now - timedelta(days=31))
+    store.add_subscription(
+        "https://hooks.example.com/in", "whsec_" + "a" * 32,
+        repo_id=SUBSCRIBED, org=None, kinds=(), min_severity=None,
+    )  # fmt: skip
+    store.set_due(dict.fromkeys(tracked, now - timedelta(seconds=1)))
+
+    result = discovery.run()
+
+    assert sorted(result.woken) == sorted(tracked) and result.changes == 0
+    assert store.waiting_count(WakePriority.VERIFY) == len(tracked) - len(watched)
+    assert store.waiting_count(WakePriority.WATCHED) == len(tracked)  # and less urgent
+    claims = store.claim_repos("w1", now + timedelta(minutes=1), 60, limit=len(tracked))
+    assert {c.repo_id for c in claims[: len(watched)]} == watched
+
+
+def test_migration_0018_keeps_the_repos_unpinned_until_a_check_pins_them(db_url: str) -> None:
+    engine = make_engine(db_url)
+    try:
+        upgrade(engine, "0017")
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO repo (repo_id, source, branch, state, added_at)"
+                    " VALUES ('org/old', 'hub', 'main', 'active', CURRENT_TIMESTAMP)"
+                )
+            )
+        upgrade(engine)
+    finally:
+        engine.dispose()
+    store = SqlStore(db_url)
+    store.start()
+    try:
+        assert store.schedule_for(["org/old"])[0].pinned_at is None
+        at = datetime(2026, 12, 1, tzinfo=UTC)
+        assert store.mark_pinned(["org/old"], at) == 1
+        assert store.schedule_for(["org/old"])[0].pinned_at == at
+    finally:
+        store.close()

@@ -61,6 +61,7 @@ def make_worker(rt: Runtime, owner: str | None = None) -> Worker:
         rt.sources,
         interval_s=cfg.poll_interval_s,
         verify_s=cfg.verify_interval_s,
+        pinned_s=cfg.pinned_window_days * 86_400.0,
         jitter=cfg.poll_jitter,
     )
     return Worker(

@@ -97,6 +97,9 @@ class Settings(BaseSettings):
     """Each repo's own check is due every poll interval, give or take this fraction."""
     verify_interval_s: float = Field(default=86_400.0, gt=0)
     """How often a repo the Hub listing vouches for still gets a full poll (renames, deletions)."""
+    pinned_window_days: float = Field(default=30.0, ge=0)
+    """A repo `hubwatch pins check` found a pin of within this many days has its verifications
+    claimed before the others' (as a subscription's); 0: pins make no difference."""
     work_tick_s: float = Field(default=5.0, gt=0)
     """How often a worker looks for repos to poll (woken by discovery or a Hub webhook)."""
     lease_s: float = Field(default=300.0, gt=0)

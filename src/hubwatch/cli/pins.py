@@ -134,13 +134,16 @@ def _project_config(
 def _checked(
     pins: list[Pin], paths: list[Path] | None = None, packages: frozenset[str] | None = None
 ) -> Iterator[tuple[Report, Store, Link]]:
-    """Track every pinned repo (backfill, or a poll when tracked), check the pins, and match
-    the codebase's own declared versions (under `paths`) against the advisory data."""
+    """Track every pinned repo (backfill, or a poll when tracked), check the pins, record that
+    they name their repos (verified first a while), and match the codebase's own declared
+    versions (under `paths`) against the advisory data."""
     from hubwatch.models import RepoRef
+    from hubwatch.models.timestamps import now
     from hubwatch.pins.audit import audit
     from hubwatch.pins.check import check, repo_refs
     from hubwatch.pins.declared import declarations
     from hubwatch.pins.links import hub_links
+    from hubwatch.pins.marks import record_pins
     from hubwatch.pins.scan import files
     from hubwatch.runtime import runtime
 
@@ -155,6 +158,7 @@ def _checked(
 
         attach = rt.attacher.attach if rt.attacher else None
         report = check(rt.store, pins, ensure, advisories=attach is not None, recheck=attach)
+        record_pins(rt.store, report.pins, now(), read_only=rt.store.read_only)
         if paths is not None:
             report = dataclasses.replace(
                 report, project=audit(declarations(files(paths)), rt.service, packages)

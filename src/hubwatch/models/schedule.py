@@ -44,6 +44,9 @@ class ScheduleEntry:
     """The Hub's object id of the repo: the listing names a renamed repo by its new id only."""
     watched: bool = False
     """Whether a subscription names the repo: its verifications go before the others'."""
+    pinned_at: datetime | None = None
+    """When `hubwatch pins check` last found a pin of the repo; None: never. Recently pinned,
+    its verifications go before the others' too."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from hubwatch.store.known import KnownContent
 from hubwatch.store.lineage import LineageStore
 from hubwatch.store.links import LinkStore
 from hubwatch.store.outage import Outage
-from hubwatch.store.repos import RepoStore, RevisionStore
+from hubwatch.store.repos import RepoPins, RepoStore, RevisionStore
 from hubwatch.store.scheduling import ScheduleStore
 from hubwatch.store.timeline import TimelineStore
 from hubwatch.store.webhooks import WebhookStore
@@ -21,6 +21,7 @@ from hubwatch.store.xet import XetTermsStore
 
 class Store(
     RepoStore,
+    RepoPins,
     RevisionStore,
     KnownContent,
     ChangeStore,

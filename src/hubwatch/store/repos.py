@@ -79,6 +79,16 @@ def each_repo(
         yield from found
 
 
+class RepoPins(Protocol):
+    """When a codebase's pins last named each repo: discovery verifies the repos pinned lately
+    before the others."""
+
+    @abstractmethod
+    def mark_pinned(self, repo_ids: Iterable[str], at: datetime) -> int:
+        """Record that a pin named each of these repos at `at` (a later time recorded already
+        is kept); how many were marked. Those not tracked are skipped."""
+
+
 class RepoStore(Protocol):
     """The tracked repos, what polls learned about them, and their events."""
 

@@ -20,7 +20,8 @@ deletions or a repo turning private.
 
 Changes go first. A repo the listing (or a Hub webhook) names as changed is woken at
 `WakePriority.CHANGE`; verifications and first polls at `VERIFY` (`WATCHED` for a repo a
-subscription names), and workers claim the most urgent first. How many verifications and HEAD
+subscription names, or that `hubwatch pins check` found a pin of within `pinned_s`, 30 days
+by default), and workers claim the most urgent first. How many verifications and HEAD
 checks a cycle may start is its `Budget`, from the quota the Hub announces, less what the
 changes need (`budget.py`); the rest stay due for the next cycle. Repo state is read a page at
 a time: the cycle's memory does not grow with the number of tracked repos.
@@ -86,6 +87,7 @@ class Discovery:
         *,
         interval_s: float,
         verify_s: float = 86_400.0,
+        pinned_s: float = 30 * 86_400.0,
         jitter: float = 0.1,
         margin_s: float = 120.0,
         skew_s: float = 5.0,
@@ -97,6 +99,7 @@ class Discovery:
         self._sources = sources
         self._interval = interval_s
         self._verify = max(verify_s, interval_s)
+        self._pinned = timedelta(seconds=pinned_s)
         self._jitter = jitter
         self._walk_settings = WalkSettings(
             margin=timedelta(seconds=margin_s),
@@ -205,7 +208,7 @@ class Discovery:
             return
         is_due = entry.due_at is None or entry.due_at <= now
         needs_poll = entry.head is None or entry.last_polled_at is None or entry.failed
-        verify = WakePriority.WATCHED if entry.watched else WakePriority.VERIFY
+        verify = WakePriority.WATCHED if self._watched(entry, now) else WakePriority.VERIFY
         if needs_poll or entry.state not in READABLE_STATES:
             weight = FIRST_POLL_WEIGHT if entry.head is None else 1
             if is_due and budget.take_verify(weight):
@@ -230,6 +233,11 @@ class Discovery:
             plan.add_wake(repo_id, WakePriority.CHANGE)
         else:
             plan.add_wake(repo_id, verify)  # a failed check: a full poll records what is wrong
+
+    def _watched(self, entry: ScheduleEntry, now: datetime) -> bool:
+        """Whether a subscription names the repo, or a pin did within the pinned window."""
+        pinned = entry.pinned_at
+        return entry.watched or (pinned is not None and now - pinned < self._pinned)
 
     def _check(self, entry: ScheduleEntry, budget: Budget, result: DiscoveryResult) -> str:
         """A repo's own cheap check: "fresh", "changed", "failed", or "deferred" (not made:

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import text, update
+from sqlalchemy import or_, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, delete, select
 
@@ -19,8 +19,8 @@ from hubwatch.models import (
     TrackedRepo,
 )
 from hubwatch.store.dbapi import tracked_repo
-from hubwatch.store.repos import RepoStore
-from hubwatch.store.sql.base import SqlBase, as_event, batches
+from hubwatch.store.repos import RepoPins, RepoStore
+from hubwatch.store.sql.base import REPO, SqlBase, as_event, batches
 from hubwatch.store.sql.tables import (
     ChangeTallyRow,
     EventRow,
@@ -36,7 +36,7 @@ BATCH = 5_000
 little per repo, small enough that a lock is never held for long."""
 
 
-class SqlRepoStore(SqlBase, RepoStore):
+class SqlRepoStore(SqlBase, RepoStore, RepoPins):
     """Repos and events on SQL; removing a repo removes its revisions, files and events."""
 
     def _tracked(self, row: RepoRow) -> TrackedRepo:
@@ -251,6 +251,21 @@ class SqlRepoStore(SqlBase, RepoStore):
             ).one()
             session.commit()
             return int(failures)
+
+    def mark_pinned(self, repo_ids: Iterable[str], at: datetime) -> int:
+        at = at.astimezone(UTC)  # SQLite keeps no zone: every stored time is UTC
+        pinned = REPO.c.pinned_at
+        marked = 0
+        with self._session() as session:
+            connection = session.connection()
+            for chunk in batches(sorted(set(repo_ids))):
+                marked += connection.execute(
+                    update(REPO)
+                    .where(REPO.c.repo_id.in_(chunk), or_(pinned.is_(None), pinned < at))
+                    .values(pinned_at=at)
+                ).rowcount
+            session.commit()
+        return marked
 
     def add_event(self, repo_id: str, event: RepoEvent) -> None:
         with self._session() as session:

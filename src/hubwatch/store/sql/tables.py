@@ -35,6 +35,8 @@ class RepoRow(SQLModel, table=True):
     hub_created_at: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True)))
     former_ids: list[str] | None = Field(default=None, sa_column=Column(JSON))
     """Names the repo was tracked under before the renames it followed, oldest first."""
+    pinned_at: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True)))
+    """When `hubwatch pins check` last found a pin of it: its verifications go first a while."""
 
 
 class RevisionRow(SQLModel, table=True):

@@ -94,6 +94,7 @@ class SqlWakes(SqlBase):
                     listed=sched.listed if sched else None,
                     object_id=repo.hub_object_id,
                     watched=repo.repo_id in repos or repo.repo_id.partition("/")[0] in orgs,
+                    pinned_at=utc(repo.pinned_at),
                 )
                 for repo, sched in rows
             ]
