@@ -27,7 +27,7 @@ from hubwatch.models import (
 )
 from hubwatch.models.timestamps import utc
 
-SCHEMA_HEAD = "0018"
+SCHEMA_HEAD = "0019"
 """The newest migration shipped (store/sql/migrations/versions); a test holds it equal to
 Alembic's head, so a new migration cannot leave this reader on an older schema."""
 
