@@ -128,6 +128,17 @@ class SqlBase:
         self._recent.last = value
 
     @property
+    def _drawn(self) -> tuple[int, int] | None:
+        """(repo key, a revision key drawn since) for the child of `_last`, on PostgreSQL: the
+        next revision of a backfill is written without a lookup first (store/sql/following.py)."""
+        found: tuple[int, int] | None = getattr(self._recent, "drawn", None)
+        return found
+
+    @_drawn.setter
+    def _drawn(self, value: tuple[int, int] | None) -> None:
+        self._recent.drawn = value
+
+    @property
     def dialect(self) -> str:
         """The SQLAlchemy dialect name: "sqlite" or "postgresql"."""
         return self._engine.dialect.name

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import Select, Table, bindparam, func, insert, update
 from sqlalchemy import select as core_select
@@ -17,8 +16,6 @@ from sqlmodel import col, select
 from hubwatch.errors import StoreError
 from hubwatch.models import (
     CommitSha,
-    ContentSha,
-    ReadResult,
     ReadStatus,
     Snapshot,
     StoredFile,
@@ -28,7 +25,9 @@ from hubwatch.store.repos import RevisionStore
 from hubwatch.store.sql.base import CHANGE, REPO, REVISION, SqlBase, as_revision, utc
 from hubwatch.store.sql.changes import change_values
 from hubwatch.store.sql.estimates import ESTIMATE, estimate_values
+from hubwatch.store.sql.following import INSERT_CHILD, Drawn, draw_key
 from hubwatch.store.sql.pipeline import can_pipeline, pipelined_transaction
+from hubwatch.store.sql.revision_rows import file_of, file_rows, revision_values
 from hubwatch.store.sql.tables import BlobRow, FileRow, RepoRow, RevisionRow
 from hubwatch.store.sql.tally import count_revision
 
@@ -47,6 +46,8 @@ class SqlRevisionStore(SqlBase, RevisionStore):
     def add_revision(self, repo_id: str, snapshot: Snapshot) -> bool:
         try:
             with self._writing_pipelined() as connection:
+                if self._add_child(connection, repo_id, snapshot):
+                    return True
                 return self._add(connection, repo_id, snapshot)
         except IntegrityError:
             # pipelined statements all fail at the commit, whichever of them was refused: the
@@ -55,6 +56,26 @@ class SqlRevisionStore(SqlBase, RevisionStore):
             if self._stored(repo_id, snapshot.commit.sha):
                 return False
             raise
+
+    def _add_child(self, connection: Connection, repo_id: str, snapshot: Snapshot) -> bool:
+        """`add_revision` of the child of the revision this thread stored last, without
+        looking anything up first (store/sql/following.py); False, with nothing written, when
+        it is not that child or when its write is refused: `_add` writes it then."""
+        drawn, self._drawn = self._drawn, None
+        written, commit = self._written, snapshot.commit
+        parent = commit.parents[0] if commit.parents else None
+        if drawn is None or written is None or parent is None or self._last != (repo_id, parent):
+            return False
+        (parent_pk, parent_at), before = written
+        guard = {"parent_pk": parent_pk, "parent_sha": parent, "parent_at": parent_at}
+        changed = _changed(connection, before, snapshot)
+        try:
+            self._write(connection, repo_id, drawn, snapshot, changed, guard)
+        except IntegrityError:
+            # the parent gone or no longer the repo's newest, the revision stored meanwhile,
+            # or a row of it refused: `_add`'s lookup tells which (and raises what it raises)
+            return False
+        return True
 
     def _add(self, connection: Connection, repo_id: str, snapshot: Snapshot) -> bool:
         """`add_revision` in the transaction of `connection`."""
@@ -84,18 +105,36 @@ class SqlRevisionStore(SqlBase, RevisionStore):
             )
         before = self._files_written(stored[parent]) if parent in stored else None
         changed = _changed(connection, before, snapshot)
+        key = found[0][4] if keyed else None
+        self._write(connection, repo_id, (repo_pk, key), snapshot, changed)
+        return True
+
+    def _write(
+        self,
+        connection: Connection,
+        repo_id: str,
+        keys: tuple[int, int | None],
+        snapshot: Snapshot,
+        changed: list[str],
+        guard: dict[str, object] | None = None,
+    ) -> None:
+        """Write the revision (`keys`: its repo's and, to pipeline it, its own) in one
+        transaction, in one round trip on PostgreSQL, where the next revision's key is drawn
+        too; `guard`: the parent its row must find (`following.INSERT_CHILD`)."""
+        repo_pk, key = keys
         recorded_at = datetime.now(UTC)
         blobs: dict[str, bytes] = {}
-        # the rest in one round trip on PostgreSQL: no statement reads a result back
+        # no statement's result is read back but the key drawn, once the pipeline is answered
         with pipelined_transaction(connection, synchronous=SYNCHRONOUS):
-            key = found[0][4] if keyed else None
-            revision_pk = _insert_revision(connection, repo_pk, snapshot, changed, recorded_at, key)
+            values = revision_values(repo_pk, snapshot, changed, recorded_at, key)
+            revision_pk = _insert_revision(connection, values, guard)
             self._insert_rest(connection, (repo_pk, revision_pk, recorded_at), snapshot, blobs)
+            drawn = draw_key(connection) if key is not None else None
         for sha, data in blobs.items():  # the next revision's diff reads them back
             self._blobs.put(sha, data)
         self._written = ((revision_pk, recorded_at), _paths_of(snapshot))
-        self._last = (repo_id, commit.sha)
-        return True
+        self._last = (repo_id, snapshot.commit.sha)
+        self._drawn = Drawn(repo_pk, drawn()) if drawn is not None else None
 
     def _insert_rest(
         self,
@@ -110,7 +149,7 @@ class SqlRevisionStore(SqlBase, RevisionStore):
         repo_pk, revision_pk, recorded_at = keys
         if snapshot.estimate is not None:
             connection.execute(_INSERT_ESTIMATE, estimate_values(revision_pk, snapshot.estimate))
-        rows = _file_rows(revision_pk, snapshot, blobs)
+        rows = file_rows(revision_pk, snapshot, blobs)
         self._put_blobs(connection, blobs)
         if rows:  # one executemany
             connection.execute(_INSERT_FILES, rows)
@@ -178,7 +217,7 @@ class SqlRevisionStore(SqlBase, RevisionStore):
             ).all()
             if not rows:  # no files, or no such revision (or repo): the lookups tell
                 self._revision_pk(session, self._repo_row(session, repo_id), sha)
-            return [_file(row) for row in rows]
+            return [file_of(row) for row in rows]
 
     def last_read(
         self, repo_id: str, paths: Iterable[str], before: CommitSha
@@ -275,36 +314,17 @@ def _paths_of(snapshot: Snapshot) -> _Paths:
 
 
 def _insert_revision(
-    connection: Connection,
-    repo_pk: int,
-    snapshot: Snapshot,
-    changed: list[str],
-    recorded_at: datetime,
-    key: int | None,
+    connection: Connection, values: dict[str, object], guard: dict[str, object] | None
 ) -> int:
-    """Insert the revision's row (under `key`, when given); its key."""
-    commit = snapshot.commit
-    given = {} if key is None else {"id": key}
-    result = connection.execute(
-        _INSERT_REVISION[key is not None],
-        {
-            **given,
-            "repo_pk": repo_pk,
-            "sha": commit.sha,
-            "parents": list(commit.parents),
-            "committed_at": commit.date,
-            "authors": list(commit.authors),
-            "title": commit.title,
-            "message": commit.message,
-            "changed": changed,
-            "reachable": True,
-            "card": snapshot.card,
-            "card_error": snapshot.card_error,
-            "recorded_at": recorded_at,
-        },
-    )
-    if key is not None:
-        return key
+    """Insert the revision's row (under its key, when `values` give it; its repo's key read
+    from its parent's row with a `guard`); its key."""
+    if guard is not None:
+        repo_pk = values.pop("repo_pk")
+        connection.execute(INSERT_CHILD, {**values, **guard, "parent_repo": repo_pk})
+        return int(cast("int", values["id"]))
+    result = connection.execute(_INSERT_REVISION["id" in values], values)
+    if "id" in values:
+        return int(cast("int", values["id"]))
     inserted = result.inserted_primary_key
     assert inserted is not None and inserted[0] is not None
     return int(inserted[0])
@@ -321,57 +341,3 @@ def _changed(connection: Connection, parent: int | _Paths | None, snapshot: Snap
         rows = connection.execute(_PARENT_FILES, {"pk": parent}).all()
         before = {path: (blob, lfs) for path, blob, lfs in rows}
     return sorted(p for p in now.keys() | before.keys() if now.get(p) != before.get(p))
-
-
-def _file_rows(
-    revision_pk: int, snapshot: Snapshot, blobs: dict[str, bytes]
-) -> list[dict[str, object]]:
-    """The snapshot's file rows, queueing the bytes read into `blobs`."""
-    rows = []
-    for entry in snapshot.files:
-        content = snapshot.contents.get(entry.path)
-        header = snapshot.headers.get(entry.path)
-        rows.append(
-            {
-                "revision_pk": revision_pk,
-                "path": entry.path,
-                "size": entry.size,
-                "blob_id": entry.blob_id,
-                "lfs_sha256": entry.lfs_sha256,
-                "content_sha256": _keep(content, blobs),
-                "content_status": content.status.value if content else None,
-                "content_error": content.error if content else None,
-                "header_sha256": _keep(header, blobs),
-                "header_status": header.status.value if header else None,
-                "header_error": header.error if header else None,
-                "xet_hash": entry.xet_hash,
-            }
-        )
-    return rows
-
-
-def _keep(result: ReadResult | None, blobs: dict[str, bytes]) -> str | None:
-    """The sha256 under which a read's bytes are stored, queueing new bytes for insertion."""
-    if result is None:
-        return None
-    if result.data is not None:
-        sha = result.sha256 or hashlib.sha256(result.data).hexdigest()
-        blobs[sha] = result.data
-        return sha
-    return result.sha256
-
-
-def _file(row: FileRow) -> StoredFile:
-    return StoredFile(
-        path=row.path,
-        size=row.size,
-        blob_id=row.blob_id,
-        lfs_sha256=row.lfs_sha256,
-        content_sha256=ContentSha(row.content_sha256) if row.content_sha256 else None,
-        content_status=ReadStatus(row.content_status) if row.content_status else None,
-        content_error=row.content_error,
-        header_sha256=ContentSha(row.header_sha256) if row.header_sha256 else None,
-        header_status=ReadStatus(row.header_status) if row.header_status else None,
-        header_error=row.header_error,
-        xet_hash=row.xet_hash,
-    )
