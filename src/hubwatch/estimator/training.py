@@ -66,13 +66,13 @@ class _Resident:
         self.state = {"mixed": 16, "bf16": 8, "fp32": 16}[run.precision]
         self.weight = 4 if run.precision == "fp32" else 2
         self.nf4 = NF4 if run.double_quant else NF4_SINGLE
-        quant: float = self.weight
-        self.frozen_bytes = self.weight
-        """Bytes per frozen parameter not quantised, under LoRA or QLoRA."""
-        if run.method == "qlora":
-            quant, self.frozen_bytes = self.nf4, 4 if run.fp32_io else 2
-        self.quant = quant.as_integer_ratio()
-        """Bytes per quantised frozen parameter, as a fraction (over, under)."""
+        qlora = run.method == "qlora"
+        self.quant_bytes = self.nf4 if qlora else float(self.weight)
+        """Bytes per quantised frozen parameter, under LoRA or QLoRA."""
+        self.quant = self.quant_bytes.as_integer_ratio()
+        """The same as a fraction (over, under)."""
+        self.frozen_bytes = (4 if run.fp32_io else 2) if qlora else self.weight
+        """Bytes per frozen parameter not quantised, under LoRA or QLoRA (whole)."""
         self.weights = 0
         self.states = 0
         """Gradients and optimizer states (of the adapters, for LoRA and QLoRA)."""
@@ -83,11 +83,7 @@ class _Resident:
 
     def _base(self, p: Param) -> float:
         """Bytes per frozen base parameter under LoRA or QLoRA."""
-        if self.run.method == "qlora":
-            if quantised(p):
-                return self.nf4
-            return 4.0 if self.run.fp32_io else 2.0
-        return float(self.weight)
+        return self.quant_bytes if quantised(p) else float(self.frozen_bytes)
 
     def fixed(self, params: tuple[Fact, ...], times: int = 1) -> int:
         """Resident bytes of `params` (the walk's facts), held `times` over (layers alike),
@@ -131,10 +127,7 @@ class _Resident:
         """LoRA or QLoRA resident bytes of `params`, fact by fact, in floats (`_whole` says
         the same in integers, where it can)."""
         run, total = self.run, 0.0
-        frozen = float(self.weight)
-        quant = self.nf4 if run.method == "qlora" else frozen
-        if run.method == "qlora":
-            frozen = 4.0 if run.fp32_io else 2.0
+        quant, frozen = self.quant_bytes, float(self.frozen_bytes)
         targets, rank = run.lora_targets, run.lora_rank
         weights = adapters = 0
         for numel, quantised_, target, width, leaf in params:
@@ -151,7 +144,7 @@ class _Resident:
         return math.ceil(total)
 
     def _whole(self, params: tuple[Fact, ...]) -> int | None:
-        """`_adapted` in integers, from the walk's totals: its bytes per parameter are
+        """`_summed` in integers, from the walk's totals: its bytes per parameter are
         fractions over a power of two (2 or 4 frozen, NF4's 2113/4096 quantised), so every
         term and partial sum of its float sum is exact while the sum times that power is
         below 2**53, and the float sum is the rational one (None otherwise: the loop
