@@ -271,14 +271,7 @@ def _activations(layer: Layer, params: tuple[Fact, ...], run: Run, walked: Walk)
 
 
 def _training_assumptions(run: Run, adapters: int) -> dict[str, str | int | bool]:
-    found = _TOLD.get(id(run))
-    if found is None or found[0] is not run:
-        # NOTE: kept by the run's identity (held beside): hashing a Run, as lru_cache does,
-        # is a call over its ten fields, and the same few runs size every model
-        if len(_TOLD) >= 64:
-            _TOLD.clear()
-        found = _TOLD[id(run)] = (run, _told(run))
-    assumptions = dict(found[1])  # a copy: the caller adds to it
+    assumptions = dict(_told(run))  # a copy: the caller adds to it
     if run.method != "full":
         # NOTE: the adapters' count goes in its place, before the base weights
         base = assumptions.pop("base weights")
@@ -289,9 +282,7 @@ def _training_assumptions(run: Run, adapters: int) -> dict[str, str | int | bool
     return assumptions
 
 
-_TOLD: dict[int, tuple[Run, dict[str, str | int | bool]]] = {}
-
-
+@lru_cache(maxsize=64)
 def _told(run: Run) -> dict[str, str | int | bool]:
     """What a training step under `run` assumes, in words (the LoRA line without its count
     of adapters): the same few settings size every model."""
