@@ -97,7 +97,12 @@ def priced(
         params, memory, card, samples, tokens_per_sample, epochs, gpus, batch
     )
     hours = max(compute_s, memory_s) / 3600
-    return f"{hours:,.2f} h, ${hours * card.usd_per_hour * gpus:,.2f}"
+    return price_words(hours, hours * card.usd_per_hour * gpus)
+
+
+def price_words(hours: float, usd: float) -> str:
+    """A priced job's hours and dollars, with cents, as the table prints them."""
+    return f"{hours:,.2f} h, ${usd:,.2f}"
 
 
 def job_words(

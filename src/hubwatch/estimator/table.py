@@ -9,7 +9,7 @@ from functools import cache
 from typing import Any
 
 from hubwatch.estimator.cards import Fit, Gpu, gpus
-from hubwatch.estimator.cost import Cost
+from hubwatch.estimator.cost import Cost, price_words
 from hubwatch.estimator.memory import CUDA_CONTEXT, SLACK, GiB, Memory
 
 CONSERVATIVE = 1.17
@@ -122,21 +122,20 @@ def table(
         m = by.get(workload)
         if m is None:
             continue
-        cells = _row(max_batch[workload], cards)
+        cells = tuple(
+            verdict(m, fit, card) for fit, card in zip(max_batch[workload], cards, strict=True)
+        )
         cost = (costs or {}).get(workload)
-        priced = f"{cost.hours:,.2f} h, ${cost.usd:,.2f}" if cost else None
+        priced = price_words(cost.hours, cost.usd) if cost else None
         rows.append(Row(workload, name, m.total, _settings(m), cells, priced))
-    serve = by.get("serving")
-    context = int(serve.assumptions.get("context tokens", 0)) if serve else 0
-    train = next((m for m in memory if m.workload != "serving"), None)
-    seq = train.assumptions.get("sequence length", 0) if train else 0
+    context, seq_len = _lengths(memory)
     job = next(iter((costs or {}).values()), None)
     return Table(
         tuple(c.name for c in cards),
         tuple(rows),
         context,
         model_context,
-        int(str(seq).split()[0]) if seq else 0,
+        seq_len,
         CONSERVATIVE,
         CONSERVATIVE_FROM,
         HEADROOM_FROM,
@@ -145,20 +144,14 @@ def table(
     )
 
 
-def _row(fits: Sequence[Fit], cards: tuple[Gpu, ...]) -> tuple[Cell, ...]:
-    """`verdict` of each fit on its card, inlined: one call per cell was most of the table's
-    time. A stored estimate's cells come from `_stored_row` instead, the same rule."""
-    out = []
-    for fit, card in zip(fits, cards, strict=True):
-        batch, need = fit.max_batch, fit.need
-        if batch < 1:
-            out.append(Cell(card.name, NO_FIT, need, 0))
-        elif fit.cards == 2:
-            out.append(Cell(card.name, TWO_CARDS, need, batch, fit.layers))
-        else:
-            safe = need * CONSERVATIVE <= card.memory
-            out.append(Cell(card.name, FITS if safe else BORDERLINE, need, batch))
-    return tuple(out)
+def _lengths(memory: Sequence[Memory]) -> tuple[int, int]:
+    """Serving's tokens per sequence and training's (its first method's, cut at the model's
+    context), as the table's legend gives them."""
+    serve = next((m for m in memory if m.workload == "serving"), None)
+    context = int(serve.assumptions.get("context tokens", 0)) if serve else 0
+    train = next((m for m in memory if m.workload != "serving"), None)
+    seq = train.assumptions.get("sequence length", 0) if train else 0
+    return context, int(str(seq).split()[0]) if seq else 0
 
 
 def _settings(m: Memory) -> str:
@@ -197,36 +190,17 @@ def as_json(t: Table) -> dict[str, Any]:
 
 
 def _cells(cells: tuple[Cell, ...]) -> list[dict[str, Any]]:
-    # NOTE: the cards one card holds share a row's bytes at batch 1: each figure put in words
-    # once per row, not once per card; `_text` inlined (one call per cell was a tenth of the
-    # whole estimate).
-    gbs: dict[int, str] = {}
-    out = []
-    for c in cells:
-        need, verdict, max_batch, layers = c.need, c.verdict, c.max_batch, c.layers
-        gb = gbs.get(need)
-        if gb is None:
-            gb = gbs[need] = f"{need / 1e9:.1f} GB"
-        batch = f"{max_batch}" if max_batch < 65_536 else "≥65536"
-        if verdict == FITS:
-            text = f"{gb} · {batch}"
-        elif verdict == BORDERLINE:
-            text = f"{gb} · {batch} · borderline"
-        elif verdict == TWO_CARDS and layers:
-            text = f"{gb} · {batch} · 2 cards ({layers[0]} layers + {layers[1]})"
-        else:
-            text = f"{gb} · does not fit"
-        out.append(
-            {
-                "gpu": c.gpu,
-                "verdict": verdict,
-                "need": need,
-                "max_batch": max_batch,
-                "layers": list(layers) if layers else None,
-                "text": text,
-            }
-        )
-    return out
+    return [
+        {
+            "gpu": c.gpu,
+            "verdict": c.verdict,
+            "need": c.need,
+            "max_batch": c.max_batch,
+            "layers": list(c.layers) if c.layers else None,
+            "text": c.text,
+        }
+        for c in cells
+    ]
 
 
 def stored_json(
@@ -244,14 +218,9 @@ def stored_json(
     cards = _columns()
     batches = {}
     rows = {}
-    serve = train = None
     for m in memory:
         workload = m.workload
         cells, batches[workload] = _stored_row(max_batch[workload], cards)
-        if workload == "serving":
-            serve = m
-        elif train is None:
-            train = m
         name = WORKLOADS.get(workload)
         if name is not None:
             rows[workload] = {
@@ -262,13 +231,13 @@ def stored_json(
                 "cost": costs.get(workload),
                 "cells": cells,
             }
-    seq = train.assumptions.get("sequence length", 0) if train else 0
+    context, seq_len = _lengths(memory)
     grid = {
         "cards": list(_names()),
         "rows": [rows[w] for w in WORKLOADS if w in rows],
-        "context": int(serve.assumptions.get("context tokens", 0)) if serve else 0,
+        "context": context,
         "model_context": model_context,
-        "seq_len": int(str(seq).split()[0]) if seq else 0,
+        "seq_len": seq_len,
         "conservative": CONSERVATIVE,
         "conservative_from": CONSERVATIVE_FROM,
         "headroom_from": HEADROOM_FROM,
@@ -295,9 +264,9 @@ def _stored_row(
 ) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
     """A row's cells as `_cells` gives them and its largest batches by card, from its fits.
 
-    The verdict is `_row`'s and the text `_text`'s, inlined as there (a call per cell costs
-    what the cell's dict does); tests/estimator/test_stored.py holds both paths to the same
-    words and figures."""
+    The verdict is `verdict`'s and the text `_text`'s, inlined (on the stored path, a call
+    per cell costs what the cell's dict does); tests/estimator/test_stored.py holds both paths
+    to the same words and figures."""
     cells = []
     batches = {}
     last, gb, peak = -1, "", 0.0
