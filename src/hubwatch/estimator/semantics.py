@@ -74,23 +74,7 @@ def _computed(
     cache = attention is AttentionKind.CAUSAL and head is HeadKind.LM
     if attention is AttentionKind.CAUSAL and not cache:
         told.append("nothing decoded: no KV cache kept while serving")
-    return _deciding(model, Computes(head, attention, cache, logits, told=tuple(told)))
-
-
-def _deciding(model: Model, computes: Computes) -> Model:
-    """`model` computing `computes`."""
-    # NOTE: built directly, not by dataclasses.replace (which reads the fields each call):
-    # every config read makes one.
-    return Model(
-        model.family,
-        model.architecture,
-        model.towers,
-        model.context,
-        model.generates,
-        model.exact,
-        model.notes,
-        computes,
-    )
+    return replace(model, computes=Computes(head, attention, cache, logits, told=tuple(told)))
 
 
 def _drafter(
@@ -114,7 +98,7 @@ def _drafter(
     computes = Computes(
         HeadKind.LM, attention, attention is AttentionKind.CAUSAL, vocab, borrowed, (), tuple(told)
     )
-    return _deciding(model, computes)
+    return replace(model, computes=computes)
 
 
 def _labels(config: Mapping[str, object]) -> int:
