@@ -13,7 +13,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
 
 from hubwatch.models import RepoRef, SourceKind, WakePriority
 from hubwatch.sources.hub import HubSource
@@ -24,6 +23,7 @@ from hubwatch.worker.discovery import Discovery
 from hubwatch.worker.work import Worker
 from tests.support.gitrepo import CommitSpec, add_commits, make_repo
 from tests.support.hubsim import HubSimulator
+from tests.support.migrating import old_repo
 
 TOKEN = "hf_test_token_0123456789"
 IDS = [f"org/model-{i:02d}" for i in range(30)]
@@ -178,12 +178,7 @@ def test_migration_0018_keeps_the_repos_unpinned_until_a_check_pins_them(db_url:
     try:
         upgrade(engine, "0017")
         with engine.begin() as conn:
-            conn.execute(
-                text(
-                    "INSERT INTO repo (repo_id, source, branch, state, added_at)"
-                    " VALUES ('org/old', 'hub', 'main', 'active', CURRENT_TIMESTAMP)"
-                )
-            )
+            old_repo(conn)
         upgrade(engine)
     finally:
         engine.dispose()

@@ -23,6 +23,7 @@ from hubwatch.store.outage import SETTLE_S
 from hubwatch.store.sql import SqlStore, make_engine
 from hubwatch.store.sql.engine import PING_IDLE_S
 from hubwatch.store.sql.migrate import upgrade
+from tests.support.migrating import old_repo
 from tests.support.served import CARD, OTHER, REPO, STOP, fill
 from tests.test_store import sha, snapshot
 
@@ -299,12 +300,7 @@ def test_migration_0008_gives_stored_changes_their_repo_and_date(db_url: str) ->
     try:
         upgrade(engine, "0007")
         with engine.begin() as conn:
-            conn.execute(
-                text(
-                    "INSERT INTO repo (repo_id, source, branch, state, added_at)"
-                    " VALUES ('org/old', 'hub', 'main', 'active', CURRENT_TIMESTAMP)"
-                )
-            )
+            old_repo(conn)
             for n, when in ((1, "2026-01-01 00:00:00"), (2, "2026-06-01 00:00:00")):
                 conn.execute(
                     text(
@@ -343,13 +339,7 @@ def test_migration_0011_counts_the_revisions_already_stored(db_url: str) -> None
         upgrade(engine, "0009")
         with engine.begin() as conn:
             for repo_id, shas in (("org/old", 3), ("org/empty", 0)):
-                conn.execute(
-                    text(
-                        "INSERT INTO repo (repo_id, source, branch, state, added_at)"
-                        " VALUES (:repo, 'hub', 'main', 'active', CURRENT_TIMESTAMP)"
-                    ),
-                    {"repo": repo_id},
-                )
+                old_repo(conn, repo_id)
                 for n in range(1, shas + 1):
                     conn.execute(
                         text(
@@ -379,12 +369,7 @@ def test_counts_since_a_pin_add_tallies_of_later_blocks(db_url: str) -> None:
     try:
         upgrade(engine, "0009")
         with engine.begin() as conn:
-            conn.execute(
-                text(
-                    "INSERT INTO repo (repo_id, source, branch, state, added_at)"
-                    " VALUES ('org/old', 'hub', 'main', 'active', CURRENT_TIMESTAMP)"
-                )
-            )
+            old_repo(conn)
             for pk, severities in ((1, ""), (2, "bi"), (1500, "ii"), (3000, "bbi")):
                 conn.execute(
                     text(
@@ -501,12 +486,7 @@ def test_migration_0012_counts_stored_changes_by_when_they_were_recorded(db_url:
     try:
         upgrade(engine, "0011")
         with engine.begin() as conn:
-            conn.execute(
-                text(
-                    "INSERT INTO repo (repo_id, source, branch, state, added_at)"
-                    " VALUES ('org/old', 'hub', 'main', 'active', CURRENT_TIMESTAMP)"
-                )
-            )
+            old_repo(conn)
             for n, committed in (
                 (1, "2001-01-01 00:00:00+00:00"),
                 (2, "2100-01-01 00:00:00+00:00"),
